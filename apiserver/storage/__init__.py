@@ -1,0 +1,35 @@
+"""Storage: the one place objects are persisted. Two backends behind one interface.
+
+See `interface.py` for the contract, `sqlite.py` for the embedded kine-style log (default) and
+`etcd.py` for a real etcd v3 server.
+"""
+
+from apiserver.storage.interface import (
+    Compacted,
+    Conflict,
+    KeyExists,
+    KeyValue,
+    ListResult,
+    NotFound,
+    Storage,
+    StorageError,
+    TooLarge,
+    Unavailable,
+    WatchEvent,
+    MAX_VALUE_BYTES,
+)
+
+__all__ = [
+    "Compacted",
+    "Conflict",
+    "KeyExists",
+    "KeyValue",
+    "ListResult",
+    "MAX_VALUE_BYTES",
+    "NotFound",
+    "Storage",
+    "StorageError",
+    "TooLarge",
+    "Unavailable",
+    "WatchEvent",
+]

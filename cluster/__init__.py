@@ -1,0 +1,1 @@
+"""mini-k8s: starts the whole stack locally as separate processes."""

@@ -1,0 +1,1 @@
+"""mini-controller-manager: runs the control loops (replication, deployment, node lifecycle, GC...)."""

@@ -1,0 +1,1 @@
+"""mini-kubectl: a kubectl clone built with typer."""
