@@ -1,0 +1,33 @@
+"""coordination.k8s.io/v1 Lease: a tiny object used as a lock with a timeout.
+
+Two users: leader election (the holder renews `renewTime`; a candidate takes over when
+`renewTime + leaseDurationSeconds` has passed) and node heartbeats (each kubelet renews the
+Lease named after its node in `kube-node-lease`, far cheaper than rewriting Node.status).
+"""
+
+from __future__ import annotations
+
+from api.models.base import K8sModel, MicroTime
+from api.models.meta import K8sList, ObjectMeta
+
+
+class LeaseSpec(K8sModel):
+    holder_identity: str | None = None
+    lease_duration_seconds: int | None = None
+    acquire_time: MicroTime | None = None
+    renew_time: MicroTime | None = None
+    lease_transitions: int | None = None  # how many times the holder changed
+    strategy: str | None = None
+    preferred_holder: str | None = None
+
+
+class Lease(K8sModel):
+    api_version: str | None = "coordination.k8s.io/v1"
+    kind: str | None = "Lease"
+    metadata: ObjectMeta | None = None
+    spec: LeaseSpec | None = None
+
+
+class LeaseList(K8sList[Lease]):
+    api_version: str | None = "coordination.k8s.io/v1"
+    kind: str | None = "LeaseList"

@@ -1,0 +1,426 @@
+"""core/v1 (the legacy "" group, served under /api/v1): pods, nodes, services and friends.
+
+Pod types live in core_v1_pod.py (they are most of the file); they are re-exported here so
+callers import every core kind from one place: `from api.models.core_v1 import Pod, Node`.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from api.models.base import FreeDict, Int64, IntOrString, K8sModel, MicroTime, ResourceList, Time
+from api.models.core_v1_pod import *  # noqa: F403 - re-exported: core_v1 is the public module
+from api.models.core_v1_pod import LocalObjectReference, PodTemplateSpec
+from api.models.meta import BaseCondition, Condition, K8sList, ObjectMeta
+
+
+class ObjectReference(K8sModel):
+    """Points at one object: Event.involvedObject, Binding.target, Endpoints targetRef."""
+
+    kind: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+    uid: str | None = None
+    api_version: str | None = None
+    resource_version: str | None = None
+    field_path: str | None = None  # e.g. spec.containers{nginx}
+
+
+# --- Node ---------------------------------------------------------------------------------------
+
+
+class Taint(K8sModel):
+    key: str | None = None
+    value: str | None = None
+    effect: str | None = None  # NoSchedule, PreferNoSchedule, NoExecute
+    time_added: Time | None = None
+
+
+class NodeSpec(K8sModel):
+    pod_cidr: str | None = None  # wire: podCIDR
+    pod_cidrs: list[str] | None = None  # wire: podCIDRs
+    provider_id: str | None = None  # wire: providerID
+    unschedulable: bool | None = None  # kubectl cordon sets this
+    taints: list[Taint] | None = None
+    config_source: FreeDict | None = None
+    external_id: str | None = None  # wire: externalID (deprecated)
+
+
+class NodeCondition(BaseCondition):
+    last_heartbeat_time: Time | None = None
+
+
+class NodeAddress(K8sModel):
+    type: str | None = None  # InternalIP, ExternalIP, Hostname
+    address: str | None = None
+
+
+class DaemonEndpoint(K8sModel):
+    port: int | None = Field(default=None, alias="Port")  # capitalised in Kubernetes itself
+
+
+class NodeDaemonEndpoints(K8sModel):
+    kubelet_endpoint: DaemonEndpoint | None = None
+
+
+class NodeSystemInfo(K8sModel):
+    machine_id: str | None = None  # wire: machineID
+    system_uuid: str | None = None  # wire: systemUUID
+    boot_id: str | None = None  # wire: bootID
+    kernel_version: str | None = None
+    os_image: str | None = None
+    container_runtime_version: str | None = None
+    kubelet_version: str | None = None
+    kube_proxy_version: str | None = None
+    operating_system: str | None = None
+    architecture: str | None = None
+
+
+class ContainerImage(K8sModel):
+    names: list[str] | None = None
+    size_bytes: Int64 | None = None
+
+
+class NodeStatus(K8sModel):
+    capacity: ResourceList | None = None  # what the machine has
+    allocatable: ResourceList | None = None  # what pods may use (capacity minus reserved)
+    phase: str | None = None
+    conditions: list[NodeCondition] | None = None  # Ready, MemoryPressure, DiskPressure, ...
+    addresses: list[NodeAddress] | None = None
+    daemon_endpoints: NodeDaemonEndpoints | None = None
+    node_info: NodeSystemInfo | None = None
+    images: list[ContainerImage] | None = None
+    volumes_in_use: list[str] | None = None
+    volumes_attached: list[FreeDict] | None = None
+    config: FreeDict | None = None
+    runtime_handlers: list[FreeDict] | None = None
+    features: FreeDict | None = None
+
+
+class Node(K8sModel):
+    api_version: str | None = "v1"
+    kind: str | None = "Node"
+    metadata: ObjectMeta | None = None
+    spec: NodeSpec | None = None
+    status: NodeStatus | None = None
+
+
+# --- Namespace ----------------------------------------------------------------------------------
+
+
+class NamespaceSpec(K8sModel):
+    finalizers: list[str] | None = None  # ["kubernetes"]: cleared by the namespace controller
+
+
+class NamespaceCondition(BaseCondition):
+    pass  # NamespaceDeletionContentFailure, NamespaceContentRemaining, ...
+
+
+class NamespaceStatus(K8sModel):
+    phase: str | None = None  # Active or Terminating
+    conditions: list[NamespaceCondition] | None = None
+
+
+class Namespace(K8sModel):
+    api_version: str | None = "v1"
+    kind: str | None = "Namespace"
+    metadata: ObjectMeta | None = None
+    spec: NamespaceSpec | None = None
+    status: NamespaceStatus | None = None
+
+
+# --- Service and Endpoints ----------------------------------------------------------------------
+
+
+class ServicePort(K8sModel):
+    name: str | None = None
+    protocol: str | None = None
+    app_protocol: str | None = None
+    port: int | None = None  # the Service's own port
+    target_port: IntOrString | None = None  # the pod's port: a number or a named containerPort
+    node_port: int | None = None  # NodePort/LoadBalancer: 30000-32767 by default
+
+
+class ServiceSpec(K8sModel):
+    ports: list[ServicePort] | None = None
+    selector: dict[str, str] | None = None  # equality-only, unlike workload selectors
+    cluster_ip: str | None = None  # wire: clusterIP; "None" makes a headless service
+    cluster_ips: list[str] | None = None  # wire: clusterIPs
+    type: str | None = None  # ClusterIP (default), NodePort, LoadBalancer, ExternalName
+    external_ips: list[str] | None = None  # wire: externalIPs
+    session_affinity: str | None = None
+    load_balancer_ip: str | None = None  # wire: loadBalancerIP
+    load_balancer_source_ranges: list[str] | None = None
+    external_name: str | None = None
+    external_traffic_policy: str | None = None
+    health_check_node_port: int | None = None
+    publish_not_ready_addresses: bool | None = None
+    session_affinity_config: FreeDict | None = None
+    ip_families: list[str] | None = None
+    ip_family_policy: str | None = None
+    allocate_load_balancer_node_ports: bool | None = None
+    load_balancer_class: str | None = None
+    internal_traffic_policy: str | None = None
+    traffic_distribution: str | None = None
+
+
+class LoadBalancerIngress(K8sModel):
+    ip: str | None = None
+    hostname: str | None = None
+    ip_mode: str | None = None
+    ports: list[FreeDict] | None = None
+
+
+class LoadBalancerStatus(K8sModel):
+    ingress: list[LoadBalancerIngress] | None = None
+
+
+class ServiceStatus(K8sModel):
+    load_balancer: LoadBalancerStatus | None = None
+    conditions: list[Condition] | None = None
+
+
+class Service(K8sModel):
+    api_version: str | None = "v1"
+    kind: str | None = "Service"
+    metadata: ObjectMeta | None = None
+    spec: ServiceSpec | None = None
+    status: ServiceStatus | None = None
+
+
+class EndpointAddress(K8sModel):
+    ip: str | None = None
+    hostname: str | None = None
+    node_name: str | None = None
+    target_ref: ObjectReference | None = None  # the pod behind this address
+
+
+class EndpointPort(K8sModel):
+    name: str | None = None
+    port: int | None = None
+    protocol: str | None = None
+    app_protocol: str | None = None
+
+
+class EndpointSubset(K8sModel):
+    addresses: list[EndpointAddress] | None = None  # ready pods
+    not_ready_addresses: list[EndpointAddress] | None = None
+    ports: list[EndpointPort] | None = None
+
+
+class Endpoints(K8sModel):
+    """Named like its Service; the endpoints controller keeps it equal to the ready pods."""
+
+    api_version: str | None = "v1"
+    kind: str | None = "Endpoints"
+    metadata: ObjectMeta | None = None
+    subsets: list[EndpointSubset] | None = None
+
+
+# --- Event --------------------------------------------------------------------------------------
+
+
+class EventSource(K8sModel):
+    component: str | None = None
+    host: str | None = None
+
+
+class EventSeries(K8sModel):
+    count: int | None = None
+    last_observed_time: MicroTime | None = None
+
+
+class Event(K8sModel):
+    """core/v1 Event: what `kubectl describe` prints at the bottom. Repeats bump `count`."""
+
+    api_version: str | None = "v1"
+    kind: str | None = "Event"
+    metadata: ObjectMeta | None = None
+    involved_object: ObjectReference | None = None
+    reason: str | None = None  # SuccessfulCreate, Scheduled, Pulled, NodeNotReady, ...
+    message: str | None = None
+    source: EventSource | None = None
+    first_timestamp: Time | None = None
+    last_timestamp: Time | None = None
+    count: int | None = None
+    type: str | None = None  # Normal or Warning
+    event_time: MicroTime | None = None
+    series: EventSeries | None = None
+    action: str | None = None
+    related: ObjectReference | None = None
+    reporting_component: str | None = None
+    reporting_instance: str | None = None
+
+
+# --- configuration: ConfigMap, Secret, ServiceAccount -------------------------------------------
+
+
+class ConfigMap(K8sModel):
+    api_version: str | None = "v1"
+    kind: str | None = "ConfigMap"
+    metadata: ObjectMeta | None = None
+    immutable: bool | None = None
+    data: dict[str, str] | None = None
+    binary_data: dict[str, str] | None = None  # base64
+
+
+class Secret(K8sModel):
+    api_version: str | None = "v1"
+    kind: str | None = "Secret"
+    metadata: ObjectMeta | None = None
+    immutable: bool | None = None
+    data: dict[str, str] | None = None  # base64-encoded values
+    string_data: dict[str, str] | None = None  # write-only convenience: merged into data
+    type: str | None = None  # Opaque (default), kubernetes.io/service-account-token, ...
+
+
+class ServiceAccount(K8sModel):
+    api_version: str | None = "v1"
+    kind: str | None = "ServiceAccount"
+    metadata: ObjectMeta | None = None
+    secrets: list[ObjectReference] | None = None
+    image_pull_secrets: list[LocalObjectReference] | None = None
+    automount_service_account_token: bool | None = None
+
+
+# --- ReplicationController ----------------------------------------------------------------------
+
+
+class ReplicationControllerSpec(K8sModel):
+    replicas: int | None = None
+    min_ready_seconds: int | None = None
+    selector: dict[str, str] | None = None  # equality-only map (Deployments use LabelSelector)
+    template: PodTemplateSpec | None = None
+
+
+class ReplicationControllerCondition(BaseCondition):
+    pass
+
+
+class ReplicationControllerStatus(K8sModel):
+    replicas: int | None = None
+    fully_labeled_replicas: int | None = None
+    ready_replicas: int | None = None
+    available_replicas: int | None = None
+    observed_generation: Int64 | None = None
+    conditions: list[ReplicationControllerCondition] | None = None
+
+
+class ReplicationController(K8sModel):
+    api_version: str | None = "v1"
+    kind: str | None = "ReplicationController"
+    metadata: ObjectMeta | None = None
+    spec: ReplicationControllerSpec | None = None
+    status: ReplicationControllerStatus | None = None
+
+
+# --- policy objects: ResourceQuota, LimitRange --------------------------------------------------
+
+
+class ResourceQuotaSpec(K8sModel):
+    hard: ResourceList | None = None  # e.g. {"pods": "10", "requests.cpu": "4"}
+    scopes: list[str] | None = None
+    scope_selector: FreeDict | None = None
+
+
+class ResourceQuotaStatus(K8sModel):
+    hard: ResourceList | None = None
+    used: ResourceList | None = None
+
+
+class ResourceQuota(K8sModel):
+    api_version: str | None = "v1"
+    kind: str | None = "ResourceQuota"
+    metadata: ObjectMeta | None = None
+    spec: ResourceQuotaSpec | None = None
+    status: ResourceQuotaStatus | None = None
+
+
+class LimitRangeItem(K8sModel):
+    type: str | None = None  # Container, Pod, PersistentVolumeClaim
+    max: ResourceList | None = None
+    min: ResourceList | None = None
+    default: ResourceList | None = None  # default limits
+    default_request: ResourceList | None = None
+    max_limit_request_ratio: ResourceList | None = None
+
+
+class LimitRangeSpec(K8sModel):
+    limits: list[LimitRangeItem] | None = None
+
+
+class LimitRange(K8sModel):
+    api_version: str | None = "v1"
+    kind: str | None = "LimitRange"
+    metadata: ObjectMeta | None = None
+    spec: LimitRangeSpec | None = None
+
+
+# --- Binding: the scheduler's one write -----------------------------------------------------------
+
+
+class Binding(K8sModel):
+    """POSTed to pods/<name>/binding: "run this pod on target.name" (target.kind is Node)."""
+
+    api_version: str | None = "v1"
+    kind: str | None = "Binding"
+    metadata: ObjectMeta | None = None
+    target: ObjectReference | None = None
+
+
+# --- lists ----------------------------------------------------------------------------------------
+
+
+class NodeList(K8sList[Node]):
+    api_version: str | None = "v1"
+    kind: str | None = "NodeList"
+
+
+class NamespaceList(K8sList[Namespace]):
+    api_version: str | None = "v1"
+    kind: str | None = "NamespaceList"
+
+
+class ServiceList(K8sList[Service]):
+    api_version: str | None = "v1"
+    kind: str | None = "ServiceList"
+
+
+class EndpointsList(K8sList[Endpoints]):
+    api_version: str | None = "v1"
+    kind: str | None = "EndpointsList"
+
+
+class EventList(K8sList[Event]):
+    api_version: str | None = "v1"
+    kind: str | None = "EventList"
+
+
+class ConfigMapList(K8sList[ConfigMap]):
+    api_version: str | None = "v1"
+    kind: str | None = "ConfigMapList"
+
+
+class SecretList(K8sList[Secret]):
+    api_version: str | None = "v1"
+    kind: str | None = "SecretList"
+
+
+class ServiceAccountList(K8sList[ServiceAccount]):
+    api_version: str | None = "v1"
+    kind: str | None = "ServiceAccountList"
+
+
+class ReplicationControllerList(K8sList[ReplicationController]):
+    api_version: str | None = "v1"
+    kind: str | None = "ReplicationControllerList"
+
+
+class ResourceQuotaList(K8sList[ResourceQuota]):
+    api_version: str | None = "v1"
+    kind: str | None = "ResourceQuotaList"
+
+
+class LimitRangeList(K8sList[LimitRange]):
+    api_version: str | None = "v1"
+    kind: str | None = "LimitRangeList"

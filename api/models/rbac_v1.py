@@ -1,0 +1,87 @@
+"""rbac.authorization.k8s.io/v1: who may do what.
+
+A Role (namespaced) or ClusterRole lists rules - verbs on resources in API groups. A
+RoleBinding or ClusterRoleBinding grants one role (`roleRef`, immutable) to `subjects`
+(users, groups, service accounts). mini-k8s stores and serves these; it does not enforce them.
+"""
+
+from __future__ import annotations
+
+from api.models.base import K8sModel
+from api.models.meta import K8sList, LabelSelector, ObjectMeta
+
+
+class PolicyRule(K8sModel):
+    verbs: list[str] | None = None
+    api_groups: list[str] | None = None  # "" is the core group
+    resources: list[str] | None = None  # "pods", "pods/log", "*"
+    resource_names: list[str] | None = None
+    non_resource_urls: list[str] | None = None  # wire: nonResourceURLs ("/healthz")
+
+
+class AggregationRule(K8sModel):
+    cluster_role_selectors: list[LabelSelector] | None = None
+
+
+class Subject(K8sModel):
+    kind: str | None = None  # User, Group, ServiceAccount
+    api_group: str | None = None
+    name: str | None = None
+    namespace: str | None = None
+
+
+class RoleRef(K8sModel):
+    api_group: str | None = None
+    kind: str | None = None  # Role or ClusterRole
+    name: str | None = None
+
+
+class Role(K8sModel):
+    api_version: str | None = "rbac.authorization.k8s.io/v1"
+    kind: str | None = "Role"
+    metadata: ObjectMeta | None = None
+    rules: list[PolicyRule] | None = None
+
+
+class ClusterRole(K8sModel):
+    api_version: str | None = "rbac.authorization.k8s.io/v1"
+    kind: str | None = "ClusterRole"
+    metadata: ObjectMeta | None = None
+    rules: list[PolicyRule] | None = None
+    aggregation_rule: AggregationRule | None = None  # rules = union of the selected roles
+
+
+class RoleBinding(K8sModel):
+    api_version: str | None = "rbac.authorization.k8s.io/v1"
+    kind: str | None = "RoleBinding"
+    metadata: ObjectMeta | None = None
+    subjects: list[Subject] | None = None
+    role_ref: RoleRef | None = None
+
+
+class ClusterRoleBinding(K8sModel):
+    api_version: str | None = "rbac.authorization.k8s.io/v1"
+    kind: str | None = "ClusterRoleBinding"
+    metadata: ObjectMeta | None = None
+    subjects: list[Subject] | None = None
+    role_ref: RoleRef | None = None
+
+
+class RoleList(K8sList[Role]):
+    api_version: str | None = "rbac.authorization.k8s.io/v1"
+    kind: str | None = "RoleList"
+
+
+class ClusterRoleList(K8sList[ClusterRole]):
+    api_version: str | None = "rbac.authorization.k8s.io/v1"
+    kind: str | None = "ClusterRoleList"
+
+
+class RoleBindingList(K8sList[RoleBinding]):
+    api_version: str | None = "rbac.authorization.k8s.io/v1"
+    kind: str | None = "RoleBindingList"
+
+
+class ClusterRoleBindingList(K8sList[ClusterRoleBinding]):
+    api_version: str | None = "rbac.authorization.k8s.io/v1"
+    kind: str | None = "ClusterRoleBindingList"

@@ -1,0 +1,252 @@
+"""The kind registry: every resource type the API server serves, in one table.
+
+Kubernetes names one thing in several ways, and every part of the system needs a different one:
+- URL routing uses group, version and *plural*: `/apis/apps/v1/namespaces/x/deployments`.
+- Storage keys and error messages use the *resource key*: `deployments.apps "web" not found`.
+- Objects say who they are by `apiVersion` + `kind`: `apps/v1`, `Deployment`.
+- People type short names, singulars and kinds: `kubectl get deploy`, `kubectl get Deployment`.
+- Discovery (`/api/v1`, `/apis/apps/v1`) publishes all of it - plus verbs, short names,
+  categories ("all") and subresources - so that `kubectl` can do the same translation.
+
+This module is the single source for all of those mappings; the facts in `_RESOURCES` (short
+names, categories, verbs, which kinds are namespaced) are Kubernetes' own, as
+`kubectl api-resources -o wide` prints them against a 1.32 cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from api.models import apps_v1, autoscaling, batch_v1, coordination_v1, core_v1, policy_v1, rbac_v1
+
+# Verb sets as discovery lists them (alphabetical, like the real API server).
+_ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+_NO_DELETECOLLECTION = ("create", "delete", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    group: str  # "" for the core (legacy) group
+    version: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    short_names: tuple[str, ...]
+    categories: tuple[str, ...]  # ("all",) where Kubernetes has it: `kubectl get all`
+    subresources: tuple[str, ...]  # e.g. ("status", "binding", "log", "eviction") for pods
+    verbs: tuple[str, ...]  # discovery verbs of the main resource
+    model: type  # the pydantic class of one object
+    list_kind: str  # e.g. "PodList"
+    list_model: type | None = None  # the pydantic class of the list
+
+    @property
+    def key(self) -> str:
+        """"pods" for the core group, "deployments.apps" otherwise: storage and error names."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def api_version(self) -> str:
+        """"v1" for the core group, "apps/v1" otherwise: the objects' apiVersion."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_version(self) -> str:
+        return self.api_version
+
+
+@dataclass(frozen=True)
+class Subresource:
+    """What discovery says about `<plural>/<name>`: its kind (maybe from another group) and verbs."""
+
+    name: str
+    group: str
+    version: str
+    kind: str
+    verbs: tuple[str, ...]
+
+
+def _rt(
+    group: str,
+    version: str,
+    kind: str,
+    plural: str,
+    model: type,
+    list_model: type,
+    *,
+    namespaced: bool = True,
+    short: tuple[str, ...] = (),
+    all_: bool = False,
+    sub: tuple[str, ...] = (),
+    verbs: tuple[str, ...] = _ALL_VERBS,
+    singular: str | None = None,
+) -> ResourceType:
+    return ResourceType(
+        group=group,
+        version=version,
+        kind=kind,
+        plural=plural,
+        singular=singular or kind.lower(),
+        namespaced=namespaced,
+        short_names=short,
+        categories=("all",) if all_ else (),
+        subresources=sub,
+        verbs=verbs,
+        model=model,
+        list_kind=kind + "List",
+        list_model=list_model,
+    )
+
+
+_c, _a, _b = core_v1, apps_v1, batch_v1
+_RBAC = "rbac.authorization.k8s.io"
+
+# Order matters twice: discovery lists groups in this order (core first), and resolve() returns
+# matches in this order.
+_RESOURCES: tuple[ResourceType, ...] = (
+    # core/v1
+    _rt("", "v1", "Pod", "pods", _c.Pod, _c.PodList, short=("po",), all_=True,
+        sub=("status", "binding", "log", "eviction")),
+    _rt("", "v1", "Node", "nodes", _c.Node, _c.NodeList, namespaced=False, short=("no",),
+        sub=("status",)),
+    _rt("", "v1", "Namespace", "namespaces", _c.Namespace, _c.NamespaceList, namespaced=False,
+        short=("ns",), sub=("status", "finalize"), verbs=_NO_DELETECOLLECTION),
+    _rt("", "v1", "Service", "services", _c.Service, _c.ServiceList, short=("svc",), all_=True,
+        sub=("status",)),
+    _rt("", "v1", "Endpoints", "endpoints", _c.Endpoints, _c.EndpointsList, short=("ep",),
+        singular="endpoints"),
+    _rt("", "v1", "Event", "events", _c.Event, _c.EventList, short=("ev",)),
+    _rt("", "v1", "ConfigMap", "configmaps", _c.ConfigMap, _c.ConfigMapList, short=("cm",)),
+    _rt("", "v1", "Secret", "secrets", _c.Secret, _c.SecretList),
+    _rt("", "v1", "ReplicationController", "replicationcontrollers", _c.ReplicationController,
+        _c.ReplicationControllerList, short=("rc",), all_=True, sub=("status", "scale")),
+    _rt("", "v1", "ServiceAccount", "serviceaccounts", _c.ServiceAccount, _c.ServiceAccountList,
+        short=("sa",)),
+    _rt("", "v1", "ResourceQuota", "resourcequotas", _c.ResourceQuota, _c.ResourceQuotaList,
+        short=("quota",), sub=("status",)),
+    _rt("", "v1", "LimitRange", "limitranges", _c.LimitRange, _c.LimitRangeList, short=("limits",)),
+    # apps/v1
+    _rt("apps", "v1", "Deployment", "deployments", _a.Deployment, _a.DeploymentList,
+        short=("deploy",), all_=True, sub=("status", "scale")),
+    _rt("apps", "v1", "ReplicaSet", "replicasets", _a.ReplicaSet, _a.ReplicaSetList,
+        short=("rs",), all_=True, sub=("status", "scale")),
+    _rt("apps", "v1", "DaemonSet", "daemonsets", _a.DaemonSet, _a.DaemonSetList,
+        short=("ds",), all_=True, sub=("status",)),
+    _rt("apps", "v1", "StatefulSet", "statefulsets", _a.StatefulSet, _a.StatefulSetList,
+        short=("sts",), all_=True, sub=("status", "scale")),
+    # batch/v1
+    _rt("batch", "v1", "Job", "jobs", _b.Job, _b.JobList, all_=True, sub=("status",)),
+    _rt("batch", "v1", "CronJob", "cronjobs", _b.CronJob, _b.CronJobList, short=("cj",), all_=True,
+        sub=("status",)),
+    # autoscaling/v2
+    _rt("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
+        autoscaling.HorizontalPodAutoscaler, autoscaling.HorizontalPodAutoscalerList,
+        short=("hpa",), all_=True, sub=("status",)),
+    # coordination.k8s.io/v1
+    _rt("coordination.k8s.io", "v1", "Lease", "leases", coordination_v1.Lease,
+        coordination_v1.LeaseList),
+    # rbac.authorization.k8s.io/v1
+    _rt(_RBAC, "v1", "ClusterRoleBinding", "clusterrolebindings", rbac_v1.ClusterRoleBinding,
+        rbac_v1.ClusterRoleBindingList, namespaced=False),
+    _rt(_RBAC, "v1", "ClusterRole", "clusterroles", rbac_v1.ClusterRole, rbac_v1.ClusterRoleList,
+        namespaced=False),
+    _rt(_RBAC, "v1", "RoleBinding", "rolebindings", rbac_v1.RoleBinding, rbac_v1.RoleBindingList),
+    _rt(_RBAC, "v1", "Role", "roles", rbac_v1.Role, rbac_v1.RoleList),
+)
+
+# Subresources: most keep the parent's kind; some speak a kind of their own (from another group).
+_SCALE = ("autoscaling", "v1", "Scale")
+_SUBRESOURCE_VERBS: dict[str, tuple[str, ...]] = {
+    "status": ("get", "patch", "update"),
+    "scale": ("get", "patch", "update"),
+    "binding": ("create",),
+    "eviction": ("create",),
+    "log": ("get",),
+    "finalize": ("update",),
+}
+_SUBRESOURCE_KIND: dict[str, tuple[str, str, str]] = {
+    "scale": _SCALE,
+    "eviction": ("policy", "v1", "Eviction"),
+    "binding": ("", "v1", "Binding"),
+}
+
+# Models of kinds that are not resources of their own but travel through subresources.
+SUBRESOURCE_MODELS: dict[tuple[str, str], type] = {
+    ("autoscaling/v1", "Scale"): autoscaling.Scale,
+    ("policy/v1", "Eviction"): policy_v1.Eviction,
+    ("v1", "Binding"): core_v1.Binding,
+}
+
+_BY_GVR = {(rt.group, rt.version, rt.plural): rt for rt in _RESOURCES}
+_BY_KEY = {rt.key: rt for rt in _RESOURCES}
+_BY_KIND = {(rt.api_version, rt.kind): rt for rt in _RESOURCES}
+
+
+def all_resources() -> list[ResourceType]:
+    return list(_RESOURCES)
+
+
+def lookup(group: str, version: str, plural: str) -> ResourceType | None:
+    """The resource behind a URL: `/apis/<group>/<version>/.../<plural>`."""
+    return _BY_GVR.get((group, version, plural))
+
+
+def by_key(key: str) -> ResourceType | None:
+    """"pods" or "deployments.apps" -> the resource type."""
+    return _BY_KEY.get(key)
+
+
+def by_kind(api_version: str, kind: str) -> ResourceType | None:
+    """The resource an object belongs to, from its own `apiVersion` and `kind`."""
+    return _BY_KIND.get((api_version, kind))
+
+
+def _names(rt: ResourceType) -> set[str]:
+    return {rt.plural, rt.singular, rt.kind.lower(), *rt.short_names}
+
+
+def resolve(name: str) -> list[ResourceType]:
+    """What kubectl means by `kubectl get <name>`; matches in registry order.
+
+    Accepts the plural (`deployments`), singular (`deployment`), short name (`deploy`), kind in
+    any case (`Deployment`), each optionally qualified by group (`deployments.apps`,
+    `deploy.apps`) or by version and group (`deployments.v1.apps`).
+    """
+    wanted = name.strip().lower()
+    found = [rt for rt in _RESOURCES if wanted in _names(rt)]
+    if found or "." not in wanted:
+        return found
+    head, qualifier = wanted.split(".", 1)
+    return [
+        rt
+        for rt in _RESOURCES
+        if rt.group and head in _names(rt) and qualifier in (rt.group, f"{rt.version}.{rt.group}")
+    ]
+
+
+def by_category(category: str) -> list[ResourceType]:
+    """`kubectl get all` expands the "all" category to these, in registry order."""
+    return [rt for rt in _RESOURCES if category in rt.categories]
+
+
+def groups() -> list[tuple[str, list[str]]]:
+    """(group, versions) for discovery, core ("") first, then in registry order."""
+    seen: dict[str, list[str]] = {}
+    for rt in _RESOURCES:
+        versions = seen.setdefault(rt.group, [])
+        if rt.version not in versions:
+            versions.append(rt.version)
+    return list(seen.items())
+
+
+def resources_in(group: str, version: str) -> list[ResourceType]:
+    """Everything `/api/v1` or `/apis/<group>/<version>` lists."""
+    return [rt for rt in _RESOURCES if rt.group == group and rt.version == version]
+
+
+def subresource(rt: ResourceType, name: str) -> Subresource | None:
+    """Discovery facts for `<rt.plural>/<name>`, or None if `rt` has no such subresource."""
+    if name not in rt.subresources:
+        return None
+    group, version, kind = _SUBRESOURCE_KIND.get(name, (rt.group, rt.version, rt.kind))
+    return Subresource(name=name, group=group, version=version, kind=kind, verbs=_SUBRESOURCE_VERBS[name])
