@@ -1,0 +1,61 @@
+"""Admission: the plugins every write passes through after validation of its shape, in order.
+
+In Kubernetes, admission is where cluster policy lives — things no single object can know about:
+does the namespace exist? what service account should a pod run as? how long should a pod stay on
+an unreachable node? Each plugin here is one such rule, in its own file, run in the order of
+DESIGN §4: NamespaceLifecycle, ServiceAccount, (LimitRanger, ResourceQuota: later),
+DefaultTolerationSeconds. A plugin may mutate the object (`admit`) or refuse it (raise a Status
+error); the chain runs them all and stops at the first refusal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from api.registry import ResourceType
+
+if TYPE_CHECKING:
+    from apiserver.server import APIServer
+
+
+@dataclass
+class Attributes:
+    operation: str  # CREATE | UPDATE | DELETE
+    rt: ResourceType
+    namespace: str | None
+    name: str
+    obj: dict[str, Any] | None
+    old: dict[str, Any] | None = None
+    subresource: str | None = None
+
+
+class Plugin(Protocol):
+    name: str
+
+    async def admit(self, attrs: Attributes) -> None: ...
+
+
+class AdmissionChain:
+    def __init__(self, plugins: list[Plugin]) -> None:
+        self.plugins = plugins
+
+    async def admit(self, attrs: Attributes) -> None:
+        for p in self.plugins:
+            await p.admit(attrs)
+
+
+def default_chain(server: APIServer) -> AdmissionChain:
+    from apiserver.admission.default_tolerations import DefaultTolerationSeconds
+    from apiserver.admission.namespace_lifecycle import NamespaceLifecycle
+    from apiserver.admission.service_account import ServiceAccount
+
+    return AdmissionChain(
+        [
+            NamespaceLifecycle(server),
+            ServiceAccount(),
+            DefaultTolerationSeconds(
+                server.config.default_not_ready_toleration_seconds, server.config.default_unreachable_toleration_seconds
+            ),
+        ]
+    )

@@ -1,0 +1,237 @@
+"""The FastAPI application: routes, dispatch by verb, and one error path that always speaks Status.
+
+Routing is deliberately not one FastAPI route per resource (that would be ~150 routes generated
+from the registry). Instead `/api/...` and `/apis/...` go through one dispatcher that resolves the
+path against the kind registry (routing.py) and picks the handler from the HTTP method and the
+shape of the path — the same job kube-apiserver's RequestInfo + handler chain does.
+
+Every error becomes a `Status` body with the right code, including paths nobody registered, bodies
+that are too large, and a storage backend that is down; an unexpected exception becomes a 500
+InternalError Status (and is logged), never an HTML page.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from api import errors
+from apiserver import storage
+from apiserver.config import ServerConfig
+from apiserver.handlers import discovery
+from apiserver.handlers.common import bool_param, json_response
+from apiserver.handlers.create import handle_create
+from apiserver.handlers.delete import handle_delete, handle_deletecollection
+from apiserver.handlers.read import handle_get, handle_list
+from apiserver.handlers.subresources import handle_binding, handle_eviction, handle_finalize, handle_log
+from apiserver.handlers.update import get_scale, handle_patch, handle_update
+from apiserver.handlers.watch import handle_watch
+from apiserver.routing import RequestInfo, resolve
+from apiserver.server import APIServer
+
+log = logging.getLogger("apiserver")
+
+
+async def open_storage(config: ServerConfig) -> storage.Storage:
+    if config.etcd_servers:
+        from apiserver.storage.etcd import EtcdStorage
+
+        return await EtcdStorage.connect(config.etcd_servers, prefix=config.etcd_prefix)
+    from apiserver.storage.sqlite import SQLiteStorage
+
+    return await SQLiteStorage.open(config.data_dir)
+
+
+def create_app(config: ServerConfig) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        server = APIServer(config, await open_storage(config))
+        app.state.server = server
+        await server.start()
+        try:
+            yield
+        finally:
+            await server.stop()
+
+    app = FastAPI(
+        title="mini-apiserver",
+        version="1.32.0-mini",
+        lifespan=lifespan,
+        openapi_url="/openapi.json",
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    _install_error_handlers(app)
+    _install_routes(app)
+    return app
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(errors.StatusError)
+    async def status_error(_: Request, exc: errors.StatusError) -> Response:
+        return json_response(exc.to_status(), exc.code)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 404:
+            err: errors.StatusError = errors.not_found_path()
+        elif exc.status_code == 405:
+            err = errors.method_not_allowed()
+        else:
+            err = errors.StatusError.from_status({"code": exc.status_code, "message": str(exc.detail)})
+        return json_response(err.to_status(), err.code)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(_: Request, exc: RequestValidationError) -> Response:
+        err = errors.bad_request(str(exc))
+        return json_response(err.to_status(), err.code)
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, exc: Exception) -> Response:
+        log.exception("internal error")
+        err = errors.internal(f"{type(exc).__name__}: {exc}")
+        return json_response(err.to_status(), err.code)
+
+
+def _verb(method: str, info: RequestInfo, request: Request) -> str:
+    if info.subresource:
+        return {"GET": "get", "PUT": "update", "PATCH": "patch", "POST": "create"}.get(method, "unknown")
+    if info.is_collection:
+        if method == "GET":
+            return "watch" if bool_param(request, "watch") else "list"
+        return {"POST": "create", "DELETE": "deletecollection"}.get(method, "unknown")
+    if method == "GET":
+        return "watch" if bool_param(request, "watch") else "get"
+    return {"PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method, "unknown")
+
+
+async def dispatch(request: Request, group: str, version: str, path: str) -> Response:
+    server: APIServer = request.app.state.server
+    segments = [s for s in path.split("/") if s] if path else []
+    if not segments:
+        if request.method != "GET":
+            raise errors.method_not_allowed()
+        res = discovery.api_resource_list(group, version)
+        if res is None:
+            raise errors.not_found_path()
+        return res
+    info = resolve(group, version, segments)
+    verb = _verb(request.method, info, request)
+    started = time.perf_counter()
+    code = 500
+    try:
+        response = await _handle(server, request, info, verb)
+        code = response.status_code
+        return response
+    except errors.StatusError as exc:
+        code = exc.code
+        raise
+    except storage.StorageError as exc:
+        code = 503
+        raise errors.service_unavailable(f"storage is unavailable: {exc}") from None
+    finally:
+        resource = info.rt.key
+        server.metrics.requests.labels(verb, resource, info.subresource or "", str(code)).inc()
+        if verb != "watch":
+            server.metrics.latency.labels(verb, resource).observe(time.perf_counter() - started)
+
+
+async def _handle(server: APIServer, request: Request, info: RequestInfo, verb: str) -> Response:
+    sub, method = info.subresource, request.method
+    if sub in (None, "status"):
+        if sub == "status" and method in ("GET",):
+            return await handle_get(server, request, info)
+        handler = {
+            "list": handle_list,
+            "watch": handle_watch,
+            "get": handle_get,
+            "create": handle_create,
+            "update": handle_update,
+            "patch": handle_patch,
+            "delete": handle_delete,
+            "deletecollection": handle_deletecollection,
+        }.get(verb)
+        if handler is None or (sub == "status" and verb not in ("update", "patch")):
+            raise errors.method_not_allowed()
+        return await handler(server, request, info)
+    if sub == "scale":
+        if method == "GET":
+            return json_response(await get_scale(server, info))
+        if method in ("PUT", "PATCH"):
+            return await (handle_update if method == "PUT" else handle_patch)(server, request, info)
+    special = {
+        ("binding", "POST"): handle_binding,
+        ("eviction", "POST"): handle_eviction,
+        ("log", "GET"): handle_log,
+        ("finalize", "PUT"): handle_finalize,
+    }.get((sub, method))
+    if special is None:
+        raise errors.method_not_allowed()
+    return await special(server, request, info)
+
+
+def _install_routes(app: FastAPI) -> None:
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+    @app.get("/version", include_in_schema=False)
+    async def version() -> Response:
+        return discovery.version()
+
+    @app.get("/openapi/v2", include_in_schema=False)
+    async def openapi_v2() -> Response:
+        return discovery.openapi_v2()
+
+    @app.get("/api", include_in_schema=False)
+    async def api_versions(request: Request) -> Response:
+        cfg: ServerConfig = request.app.state.server.config
+        return discovery.api_versions(f"{cfg.advertise_address}:{cfg.port}")
+
+    @app.get("/apis", include_in_schema=False)
+    async def api_groups() -> Response:
+        return discovery.api_group_list()
+
+    @app.get("/healthz", include_in_schema=False)
+    @app.get("/livez", include_in_schema=False)
+    async def healthz() -> Response:
+        return Response(b"ok", media_type="text/plain")
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz(request: Request) -> Response:
+        server: APIServer = request.app.state.server
+        try:
+            await server.storage.ping()
+        except storage.StorageError as exc:
+            return Response(f"[-]storage failed: {exc}\nreadyz check failed\n".encode(), 503, media_type="text/plain")
+        return Response(b"ok", media_type="text/plain")
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics(request: Request) -> Response:
+        m = request.app.state.server.metrics
+        return Response(m.render(), media_type=m.content_type)
+
+    @app.api_route("/api/v1", methods=methods, include_in_schema=False)
+    @app.api_route("/api/v1/{path:path}", methods=methods, include_in_schema=False)
+    async def core(request: Request, path: str = "") -> Response:
+        return await dispatch(request, "", "v1", path)
+
+    @app.api_route("/apis/{group}", methods=methods, include_in_schema=False)
+    async def group_doc(request: Request, group: str) -> Response:
+        res = discovery.api_group(group) if request.method == "GET" else None
+        if res is None:
+            raise errors.not_found_path()
+        return res
+
+    @app.api_route("/apis/{group}/{version}", methods=methods, include_in_schema=False)
+    @app.api_route("/apis/{group}/{version}/{path:path}", methods=methods, include_in_schema=False)
+    async def grouped(request: Request, group: str, version: str, path: str = "") -> Response:
+        return await dispatch(request, group, version, path)
+
+    @app.api_route("/{path:path}", methods=methods, include_in_schema=False)
+    async def unknown(path: str) -> Response:
+        raise errors.not_found_path()

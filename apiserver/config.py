@@ -1,0 +1,30 @@
+"""The API server's settings, one field per command-line flag.
+
+Kept apart from `main.py` so tests and the app factory can build a server without parsing argv.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ServerConfig:
+    data_dir: str = "./.mini-k8s"
+    etcd_servers: list[str] = field(default_factory=list)  # empty → embedded SQLite store
+    etcd_prefix: str = ""  # prepended to every etcd key, so several clusters can share one etcd
+    bind_address: str = "127.0.0.1"
+    port: int = 8080
+    service_cluster_ip_range: str = "10.96.0.0/12"
+    service_node_port_range: str = "30000-32767"
+    watch_cache_size: int = 10000  # events kept per resource for watch resumption
+    max_request_bytes: int = 3 * 1024 * 1024
+    compaction_interval: float = 300.0  # seconds between compactions; 0 disables
+    watch_bookmark_interval: float = 10.0  # seconds between BOOKMARK events when asked for
+    default_not_ready_toleration_seconds: int = 300
+    default_unreachable_toleration_seconds: int = 300
+    verbosity: int = 0
+
+    @property
+    def advertise_address(self) -> str:
+        return "127.0.0.1" if self.bind_address in ("0.0.0.0", "::") else self.bind_address

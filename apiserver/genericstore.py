@@ -1,0 +1,217 @@
+"""ResourceStore: one resource type's objects in storage, as Kubernetes' generic registry keeps them.
+
+This is the layer between HTTP semantics (handlers/) and the key-value store (storage/):
+- where an object lives: `/registry/<plural>/<namespace>/<name>` (cluster-scoped kinds drop the
+  namespace), exactly the layout Kubernetes uses in etcd;
+- what `resourceVersion` means: it is never stored inside the value. It is the storage revision of
+  the object's last write and is stamped onto the object every time it is read, so it can never
+  disagree with the store;
+- optimistic concurrency: `guaranteed_update` reads, lets the caller compute the new object, and
+  writes only if nobody wrote in between — retrying on a lost race unless the client pinned a
+  resourceVersion, in which case the loser gets 409 Conflict.
+Storage errors are translated into Kubernetes `Status` errors here, once.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from api import errors
+from api.registry import ResourceType
+from apiserver import storage
+from apiserver.codec import dumps
+
+Mutator = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None] | dict[str, Any] | None]
+Filter = Callable[[dict[str, Any]], bool]
+
+_CONTINUE_TOO_OLD = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a "
+    "new list without the continue parameter."
+)
+
+
+@dataclass
+class ListPage:
+    items: list[dict[str, Any]]
+    resource_version: int
+    continue_token: str | None
+    remaining: int | None
+
+
+def storage_errors(rt: ResourceType, name: str = "") -> _StorageErrorMapper:
+    return _StorageErrorMapper(rt, name)
+
+
+class _StorageErrorMapper:
+    """`with storage_errors(rt, name):` turns storage exceptions into Status errors."""
+
+    def __init__(self, rt: ResourceType, name: str) -> None:
+        self.rt, self.name = rt, name
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: object) -> None:
+        if exc is None or not isinstance(exc, storage.StorageError):
+            return
+        if isinstance(exc, storage.NotFound):
+            raise errors.not_found(self.rt.key, self.name) from None
+        if isinstance(exc, storage.KeyExists):
+            raise errors.already_exists(self.rt.key, self.name) from None
+        if isinstance(exc, storage.Conflict):
+            raise errors.conflict(self.rt.key, self.name) from None
+        if isinstance(exc, storage.Compacted):
+            raise errors.expired(f"too old resource version: {exc.requested} ({exc.compacted})") from None
+        if isinstance(exc, storage.TooLarge):
+            raise errors.too_large(storage.MAX_VALUE_BYTES) from None
+        raise errors.service_unavailable(f"storage is unavailable: {exc}") from None
+
+
+def encode_continue(revision: int, last_key: str) -> str:
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": last_key}).encode()
+    return base64.urlsafe_b64encode(raw).decode()
+
+
+def decode_continue(token: str) -> tuple[int, str]:
+    try:
+        d = json.loads(base64.urlsafe_b64decode(token.encode() + b"=" * (-len(token) % 4)))
+        return int(d["rv"]), str(d["start"])
+    except (ValueError, KeyError, TypeError):
+        raise errors.bad_request("continue key is not valid: the token could not be decoded") from None
+
+
+class ResourceStore:
+    def __init__(self, rt: ResourceType, store: storage.Storage) -> None:
+        self.rt = rt
+        self.storage = store
+        self.root = f"/registry/{rt.plural}/"
+
+    # -- keys ---------------------------------------------------------------------------------
+    def key(self, namespace: str | None, name: str) -> str:
+        if self.rt.namespaced:
+            return f"{self.root}{namespace}/{name}"
+        return f"{self.root}{name}"
+
+    def prefix(self, namespace: str | None) -> str:
+        if self.rt.namespaced and namespace:
+            return f"{self.root}{namespace}/"
+        return self.root
+
+    # -- encoding -----------------------------------------------------------------------------
+    @staticmethod
+    def encode(obj: dict[str, Any]) -> bytes:
+        md = obj.get("metadata") or {}
+        if "resourceVersion" in md:
+            obj = {**obj, "metadata": {k: v for k, v in md.items() if k != "resourceVersion"}}
+        return dumps(obj)
+
+    @staticmethod
+    def decode(value: bytes, revision: int) -> dict[str, Any]:
+        obj = json.loads(value)
+        obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
+        return obj
+
+    # -- reads --------------------------------------------------------------------------------
+    async def get_kv(self, namespace: str | None, name: str) -> storage.KeyValue:
+        with storage_errors(self.rt, name):
+            return await self.storage.get(self.key(namespace, name))
+
+    async def get(self, namespace: str | None, name: str) -> dict[str, Any]:
+        kv = await self.get_kv(namespace, name)
+        return self.decode(kv.value, kv.revision)
+
+    async def list(
+        self,
+        namespace: str | None,
+        *,
+        keep: Filter | None = None,
+        limit: int = 0,
+        continue_token: str | None = None,
+    ) -> ListPage:
+        """A consistent page of objects; with `limit`, pages are read at the first page's revision."""
+        revision, after = 0, None
+        if continue_token:
+            revision, after = decode_continue(continue_token)
+        items: list[dict[str, Any]] = []
+        prefix = self.prefix(namespace)
+        while True:
+            want = (limit - len(items)) if limit else 0
+            # With a filter a page may come back short; read a little extra to need fewer rounds.
+            batch = max(want * 2, 64) if (limit and keep) else want
+            try:
+                with storage_errors(self.rt):
+                    res = await self.storage.list(prefix, limit=batch, continue_key=after, revision=revision)
+            except errors.StatusError as exc:
+                if continue_token and exc.code == 410:
+                    raise errors.expired(_CONTINUE_TOO_OLD) from None
+                raise
+            revision = res.revision
+            for kv in res.items:
+                obj = self.decode(kv.value, kv.revision)
+                after = kv.key
+                if keep is None or keep(obj):
+                    items.append(obj)
+                    if limit and len(items) == limit:
+                        more = res.continue_key is not None or kv.key != res.items[-1].key
+                        token = encode_continue(revision, kv.key) if more else None
+                        remaining = (
+                            (res.remaining + (len(res.items) - res.items.index(kv) - 1))
+                            if (more and keep is None)
+                            else None
+                        )
+                        return ListPage(items, revision, token, remaining)
+            if res.continue_key is None or not limit:
+                return ListPage(items, revision, None, None)
+            after = res.continue_key
+
+    # -- writes -------------------------------------------------------------------------------
+    async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        md = obj["metadata"]
+        with storage_errors(self.rt, md["name"]):
+            rev = await self.storage.create(self.key(md.get("namespace"), md["name"]), self.encode(obj))
+        out = copy.deepcopy(obj)
+        out["metadata"]["resourceVersion"] = str(rev)
+        return out
+
+    async def guaranteed_update(
+        self,
+        namespace: str | None,
+        name: str,
+        mutate: Mutator,
+        *,
+        precondition_rv: str | None = None,
+        attempts: int = 16,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Read-modify-write until it sticks. Returns (old, new); `mutate` returning None = no change.
+
+        `precondition_rv` is the resourceVersion the client based its change on: if the stored
+        object is at another revision the client loses with 409, as Kubernetes does.
+        """
+        for _ in range(attempts):
+            kv = await self.get_kv(namespace, name)
+            if precondition_rv and precondition_rv != str(kv.revision):
+                raise errors.conflict(self.rt.key, name)
+            old = self.decode(kv.value, kv.revision)
+            result = mutate(copy.deepcopy(old))
+            new = await result if isinstance(result, Awaitable) else result
+            if new is None or self.encode(new) == self.encode(old):
+                return old, old
+            try:
+                with storage_errors(self.rt, name):
+                    rev = await self.storage.update(self.key(namespace, name), self.encode(new), kv.revision)
+            except errors.StatusError as exc:
+                if exc.reason == "Conflict" and not precondition_rv:
+                    continue  # somebody wrote in between: re-read and re-apply the change
+                raise
+            new.setdefault("metadata", {})["resourceVersion"] = str(rev)
+            return old, new
+        raise errors.conflict(self.rt.key, name, "too many concurrent writers; please retry")
+
+    async def delete(self, namespace: str | None, name: str, expected_rv: int | None = None) -> int:
+        with storage_errors(self.rt, name):
+            return await self.storage.delete(self.key(namespace, name), expected_rv)

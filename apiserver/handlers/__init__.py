@@ -1,0 +1,1 @@
+"""REST handlers: one module per verb family, all generic over the kind registry."""

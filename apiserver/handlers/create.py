@@ -1,0 +1,74 @@
+"""POST: create an object — name it, stamp its metadata, default it, admit it, validate it, store it.
+
+The order matters and is Kubernetes' order: the server fills in what the client may omit
+(generateName, uid, creationTimestamp, defaults), admission applies cluster policy, validation
+checks the final object, and only a fully valid object is written. Anything refused leaves storage
+untouched.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from fastapi import Request, Response
+
+from api import errors
+from api.registry import ResourceType
+from apiserver import services
+from apiserver.admission import Attributes
+from apiserver.codec import decode_body
+from apiserver.handlers.common import check_body_identity, field_validation, json_response, read_body
+from apiserver.objectmeta import generate_name, meta
+from apiserver.registry.defaults import apply_defaults
+from apiserver.registry.validation import validate_create
+from apiserver.routing import RequestInfo
+from apiserver.strategy import prepare_for_create
+
+if TYPE_CHECKING:
+    from apiserver.server import APIServer
+
+_GENERATE_ATTEMPTS = 5
+
+
+async def create_object(
+    server: APIServer, rt: ResourceType, namespace: str | None, obj: dict[str, Any]
+) -> dict[str, Any]:
+    obj = check_body_identity(rt, obj, namespace)
+    md = meta(obj)
+    generated = not md.get("name") and bool(md.get("generateName"))
+    for attempt in range(_GENERATE_ATTEMPTS):
+        candidate = {**obj, "metadata": dict(md)}
+        if generated:
+            candidate["metadata"]["name"] = generate_name(md["generateName"])
+        try:
+            return await _create_once(server, rt, candidate)
+        except errors.StatusError as exc:
+            if not (generated and exc.reason == "AlreadyExists" and attempt < _GENERATE_ATTEMPTS - 1):
+                raise
+    raise AssertionError("unreachable")
+
+
+async def _create_once(server: APIServer, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+    prepare_for_create(rt, obj)
+    apply_defaults(rt.key, obj)
+    md = obj["metadata"]
+    causes = validate_create(rt.key, obj)
+    if causes:
+        raise errors.invalid(rt.kind, rt.group, md.get("name", ""), causes)
+    await server.admission.admit(Attributes("CREATE", rt, md.get("namespace"), md["name"], obj))
+    taken = services.allocate(server, obj) if rt.key == "services" else []
+    try:
+        return await server.store(rt).create(obj)
+    except BaseException:
+        services.release_taken(server, taken)
+        raise
+
+
+async def handle_create(server: APIServer, request: Request, info: RequestInfo) -> Response:
+    if info.namespace is None and info.rt.namespaced:
+        raise errors.method_not_allowed()
+    raw = await read_body(request, server.config.max_request_bytes)
+    obj = check_body_identity(info.rt, decode_body(raw, request.headers.get("content-type")), info.namespace)
+    warnings = field_validation(info.rt, obj, request.query_params.get("fieldValidation"))
+    created = await create_object(server, info.rt, info.namespace, obj)
+    return json_response(created, 201, warnings)

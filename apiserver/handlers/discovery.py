@@ -1,0 +1,116 @@
+"""Discovery: how kubectl learns which resources exist, built from the kind registry.
+
+kubectl 1.32 first asks for *aggregated* discovery (one document for everything). We answer the
+older per-group documents instead, always as plain `application/json`, and kubectl falls back to
+them: /api (APIVersions), /apis (APIGroupList), /api/v1 and /apis/<group>/<version>
+(APIResourceList). `/version` says 1.32 because the kubectl dispatcher picks its binary by it.
+`/openapi/v2` answers an empty protobuf document, which makes `kubectl create -f` skip client-side
+schema validation instead of failing; `/openapi/v3` is a 404, so kubectl never asks for more.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Response
+
+from api import registry
+from apiserver.handlers.common import json_response
+
+VERSION = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.0-mini-k8s",
+    "gitCommit": "",
+    "gitTreeState": "clean",
+    "buildDate": "2026-01-01T00:00:00Z",
+    "goVersion": "python",
+    "compiler": "cpython",
+    "platform": "linux/amd64",
+}
+OPENAPI_V2_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
+
+def version() -> Response:
+    return json_response(VERSION)
+
+
+def openapi_v2() -> Response:
+    return Response(content=b"", media_type=OPENAPI_V2_TYPE)
+
+
+def api_versions(server_address: str) -> Response:
+    return json_response(
+        {
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+        }
+    )
+
+
+def _group(name: str, versions: list[str]) -> dict[str, Any]:
+    vs = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+    return {"name": name, "versions": vs, "preferredVersion": vs[0]}
+
+
+def api_group_list() -> Response:
+    groups = [_group(g, vs) for g, vs in registry.groups() if g]
+    return json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+
+
+def api_group(group: str) -> Response | None:
+    for g, vs in registry.groups():
+        if g == group and g:
+            return json_response({"kind": "APIGroup", "apiVersion": "v1", **_group(g, vs)})
+    return None
+
+
+_SUBRESOURCE_VERBS = {
+    "status": ["get", "patch", "update"],
+    "scale": ["get", "patch", "update"],
+    "binding": ["create"],
+    "eviction": ["create"],
+    "log": ["get"],
+    "finalize": ["update"],
+}
+_SUBRESOURCE_KIND = {
+    "scale": ("autoscaling", "v1", "Scale"),
+    "binding": ("", "v1", "Binding"),
+    "eviction": ("policy", "v1", "Eviction"),
+}
+
+
+def api_resource_list(group: str, version: str) -> Response | None:
+    resources: list[dict[str, Any]] = []
+    for rt in registry.all_resources():
+        if rt.group != group or rt.version != version:
+            continue
+        entry: dict[str, Any] = {
+            "name": rt.plural,
+            "singularName": rt.singular,
+            "namespaced": rt.namespaced,
+            "kind": rt.kind,
+            "verbs": list(rt.verbs),
+        }
+        if rt.short_names:
+            entry["shortNames"] = list(rt.short_names)
+        if rt.categories:
+            entry["categories"] = list(rt.categories)
+        resources.append(entry)
+        for sub in rt.subresources:
+            sub_entry: dict[str, Any] = {
+                "name": f"{rt.plural}/{sub}",
+                "singularName": "",
+                "namespaced": rt.namespaced,
+                "kind": rt.kind,
+                "verbs": _SUBRESOURCE_VERBS.get(sub, ["get"]),
+            }
+            if sub in _SUBRESOURCE_KIND:
+                g, v, k = _SUBRESOURCE_KIND[sub]
+                sub_entry.update({"group": g, "version": v, "kind": k})
+            resources.append(sub_entry)
+    if not resources:
+        return None
+    gv = version if not group else f"{group}/{version}"
+    return json_response({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})

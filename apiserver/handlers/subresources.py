@@ -1,0 +1,150 @@
+"""Subresources that are verbs of their own: pods/binding, pods/eviction, pods/log, namespaces/finalize.
+
+- binding: how the scheduler assigns a pod. It POSTs a Binding naming a node; the server sets
+  `spec.nodeName` (once — a bound pod cannot be re-bound) and the PodScheduled condition.
+- eviction: a polite delete that honours disruption budgets (none exist yet here, so it is a
+  delete with the Eviction's DeleteOptions) — what `kubectl drain` uses.
+- log: the API server proxies to the kubelet running the pod; logs never pass through storage.
+- finalize: the namespace controller's way to drop `spec.finalizers` once a namespace is empty.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from fastapi import Request, Response
+from fastapi.responses import StreamingResponse
+
+from api import errors, registry
+from apiserver import codec
+from apiserver.handlers.common import json_response, read_body
+from apiserver.handlers.delete import delete_object
+from apiserver.handlers.update import finish_if_deletable
+from apiserver.objectmeta import now_rfc3339
+from apiserver.routing import RequestInfo
+
+if TYPE_CHECKING:
+    from apiserver.server import APIServer
+
+
+async def _body(server: APIServer, request: Request) -> dict[str, Any]:
+    raw = await read_body(request, server.config.max_request_bytes)
+    body = codec.decode_body(raw, request.headers.get("content-type"))
+    if not isinstance(body, dict):
+        raise errors.bad_request("the body must be a JSON object")
+    return body
+
+
+async def handle_binding(server: APIServer, request: Request, info: RequestInfo) -> Response:
+    assert info.name is not None
+    binding = await _body(server, request)
+    target = binding.get("target") or {}
+    node = target.get("name")
+    if not node:
+        raise errors.invalid("Binding", "", info.name, [errors.required("target.name")])
+    if target.get("kind") not in (None, "", "Node"):
+        raise errors.invalid(
+            "Binding", "", info.name, [errors.not_supported("target.kind", target.get("kind"), ["Node"])]
+        )
+
+    def bind(pod: dict[str, Any]) -> dict[str, Any]:
+        spec = pod.setdefault("spec", {})
+        if pod["metadata"].get("deletionTimestamp"):
+            raise errors.conflict("pods", info.name or "", "pod is being deleted")
+        if spec.get("nodeName"):
+            raise errors.conflict(
+                "pods", info.name or "", f'pod {info.name} is already assigned to node "{spec["nodeName"]}"'
+            )
+        spec["nodeName"] = node
+        status = pod.setdefault("status", {})
+        conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        conds.append(
+            {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
+        )
+        status["conditions"] = conds
+        return pod
+
+    await server.store(info.rt).guaranteed_update(info.namespace, info.name, bind)
+    return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
+
+
+async def handle_eviction(server: APIServer, request: Request, info: RequestInfo) -> Response:
+    assert info.name is not None
+    eviction = await _body(server, request)
+    opts = eviction.get("deleteOptions") or {}
+    await delete_object(server, info.rt, info.namespace, info.name, opts)
+    return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
+
+
+async def handle_finalize(server: APIServer, request: Request, info: RequestInfo) -> Response:
+    assert info.name is not None
+    body = await _body(server, request)
+    finalizers = (body.get("spec") or {}).get("finalizers") or []
+
+    def finalize(ns: dict[str, Any]) -> dict[str, Any]:
+        ns.setdefault("spec", {})["finalizers"] = finalizers
+        if not finalizers:
+            del ns["spec"]["finalizers"]
+        return ns
+
+    _, new = await server.store(info.rt).guaranteed_update(None, info.name, finalize)
+    return json_response(await finish_if_deletable(server, info.rt, new))
+
+
+async def handle_log(server: APIServer, request: Request, info: RequestInfo) -> Response:
+    """Proxy to the kubelet's /containerLogs/<ns>/<pod>/<container> on the pod's node."""
+    assert info.name is not None
+    pod = await server.store(info.rt).get(info.namespace, info.name)
+    spec = pod.get("spec") or {}
+    names = [c.get("name") for c in spec.get("containers") or []]
+    container = request.query_params.get("container")
+    if not container:
+        if len(names) != 1:
+            raise errors.bad_request(
+                f"a container name must be specified for pod {info.name}, choose one of: [{' '.join(names)}]"
+            )
+        container = names[0]
+    elif container not in names:
+        raise errors.bad_request(f"container {container} is not valid for pod {info.name}")
+    node_name = spec.get("nodeName")
+    if not node_name:
+        raise errors.bad_request(f"pod {info.name} does not have a host assigned")
+    nodes = registry.by_key("nodes")
+    assert nodes is not None
+    try:
+        node = await server.store(nodes).get(None, node_name)
+    except errors.StatusError:
+        raise errors.bad_request(f"pod {info.name} is on node {node_name}, which does not exist") from None
+    status = node.get("status") or {}
+    port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
+    addresses = {a.get("type"): a.get("address") for a in status.get("addresses") or []}
+    host = addresses.get("InternalIP") or addresses.get("Hostname")
+    if not port or not host:
+        raise errors.service_unavailable(f"node {node_name} has no kubelet endpoint to read logs from")
+    params = {
+        k: v
+        for k, v in request.query_params.items()
+        if k in ("follow", "tailLines", "timestamps", "previous", "sinceSeconds", "limitBytes")
+    }
+    url = f"http://{host}:{port}/containerLogs/{info.namespace}/{info.name}/{container}"
+    client = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=None))
+    try:
+        upstream = await client.send(client.build_request("GET", url, params=params), stream=True)
+    except httpx.HTTPError as exc:
+        await client.aclose()
+        raise errors.service_unavailable(f"cannot reach the kubelet on node {node_name}: {exc}") from None
+    if upstream.status_code != 200:
+        text = (await upstream.aread()).decode(errors="replace")
+        await client.aclose()
+        raise errors.bad_request(text.strip() or f"kubelet answered {upstream.status_code}")
+
+    async def relay() -> Any:
+        try:
+            async for chunk in upstream.aiter_raw():
+                yield chunk
+        finally:
+            await upstream.aclose()
+            await client.aclose()
+
+    return StreamingResponse(relay(), media_type="text/plain")

@@ -1,0 +1,118 @@
+"""?watch=1: a long-lived HTTP response streaming one JSON event per line.
+
+    {"type":"ADDED","object":{...}}
+    {"type":"MODIFIED","object":{...}}
+    {"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"42"}}}
+
+Events come from the resource's WatchCache (watchcache.py), never straight from storage. A
+resourceVersion that is too old is answered the way kube-apiserver answers it: the stream opens and
+its first and only event is an ERROR carrying a 410 Expired Status — the client's cue to re-list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from fastapi import Request, Response
+from fastapi.responses import StreamingResponse
+
+from api import errors
+from apiserver.codec import dumps, wants_table
+from apiserver.handlers.common import bool_param, int_param, list_predicate
+from apiserver.handlers.read import as_table
+from apiserver.routing import RequestInfo
+from apiserver.watchcache import CacheEvent, Subscriber
+
+if TYPE_CHECKING:
+    from apiserver.server import APIServer
+
+
+def _line(type_: str, obj_json: bytes) -> bytes:
+    return b'{"type":"' + type_.encode() + b'","object":' + obj_json + b"}\n"
+
+
+async def handle_watch(server: APIServer, request: Request, info: RequestInfo) -> Response:
+    q = request.query_params
+    field_sel = q.get("fieldSelector")
+    if info.name is not None:  # GET /pods/x?watch=1: the legacy single-object watch
+        field_sel = ",".join(s for s in (field_sel, f"metadata.name={info.name}") if s)
+    keep = list_predicate(info.rt, q.get("labelSelector"), field_sel)
+    rv = q.get("resourceVersion")
+    after: int | None = None
+    if rv not in (None, "", "0"):
+        try:
+            after = int(rv)
+        except ValueError:
+            raise errors.bad_request(f"invalid resource version: {rv!r}") from None
+    timeout = int_param(request, "timeoutSeconds")
+    bookmarks = bool_param(request, "allowWatchBookmarks")
+    table = wants_table(request.headers.get("accept"))
+    cache = server.cache(info.rt)
+    try:
+        sub = await cache.subscribe(info.namespace, keep, after)
+    except errors.StatusError as exc:
+        return StreamingResponse(_one(_line("ERROR", dumps(exc.to_status()))), media_type="application/json")
+
+    def render(ev: CacheEvent) -> bytes:
+        if table:
+            return _line(ev.type, dumps(as_table(request, info.rt, [ev.object], {})))
+        return _line(ev.type, ev.object_json())
+
+    def bookmark() -> bytes:
+        obj: dict[str, Any] = {
+            "kind": info.rt.kind,
+            "apiVersion": info.rt.api_version,
+            "metadata": {"resourceVersion": str(cache.revision)},
+        }
+        return _line("BOOKMARK", dumps(obj))
+
+    gauge = server.metrics.watchers.labels(info.rt.key)
+    gauge.inc()
+    stream = _events(sub, render, bookmark if bookmarks else None, timeout, server.config.watch_bookmark_interval)
+
+    async def body() -> AsyncIterator[bytes]:
+        try:
+            async for chunk in stream:
+                yield chunk
+        finally:
+            cache.unsubscribe(sub)
+            gauge.dec()
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
+async def _one(chunk: bytes) -> AsyncIterator[bytes]:
+    yield chunk
+
+
+async def _events(
+    sub: Subscriber, render: Any, bookmark: Any, timeout: int | None, bookmark_every: float
+) -> AsyncIterator[bytes]:
+    deadline = time.monotonic() + timeout if timeout else None
+    while True:
+        wait = bookmark_every if bookmark else None
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            wait = min(wait, left) if wait else left
+        try:
+            ev = await asyncio.wait_for(sub.queue.get(), wait) if wait else await sub.queue.get()
+        except TimeoutError:
+            if bookmark and (deadline is None or deadline - time.monotonic() > 0):
+                yield bookmark()
+            continue
+        if ev is None:
+            return
+        out = [render(ev)]
+        # Drain what is already queued into one chunk: fewer writes under bursts.
+        while len(out) < 256 and not sub.queue.empty():
+            nxt = sub.queue.get_nowait()
+            if nxt is None:
+                yield b"".join(out)
+                return
+            out.append(render(nxt))
+        yield b"".join(out)

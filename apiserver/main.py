@@ -1,0 +1,74 @@
+"""`mini-apiserver`: parse flags, build the app, serve it with uvicorn."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+import typer
+import uvicorn
+
+from apiserver.config import ServerConfig
+
+cli = typer.Typer(add_completion=False, help="The mini-k8s API server: the Kubernetes REST API over etcd or SQLite.")
+
+
+@cli.command()
+def run(
+    data_dir: Annotated[
+        str, typer.Option("--data-dir", help="Directory of the embedded SQLite store.")
+    ] = "./.mini-k8s",
+    etcd_servers: Annotated[
+        str, typer.Option("--etcd-servers", help="etcd URLs, comma separated (replaces the embedded store).")
+    ] = "",
+    etcd_prefix: Annotated[
+        str, typer.Option("--etcd-prefix", help="Prefix for every etcd key (to share one etcd).")
+    ] = "",
+    bind_address: Annotated[str, typer.Option("--bind-address")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port")] = 8080,
+    service_cluster_ip_range: Annotated[str, typer.Option("--service-cluster-ip-range")] = "10.96.0.0/12",
+    service_node_port_range: Annotated[str, typer.Option("--service-node-port-range")] = "30000-32767",
+    watch_cache_size: Annotated[int, typer.Option("--watch-cache-size", help="Events kept per resource.")] = 10000,
+    max_request_bytes: Annotated[int, typer.Option("--max-request-bytes")] = 3 * 1024 * 1024,
+    compaction_interval: Annotated[float, typer.Option("--compaction-interval", help="Seconds; 0 disables.")] = 300.0,
+    watch_bookmark_interval: Annotated[float, typer.Option("--watch-bookmark-interval", help="Seconds.")] = 10.0,
+    default_not_ready_toleration_seconds: Annotated[int, typer.Option("--default-not-ready-toleration-seconds")] = 300,
+    default_unreachable_toleration_seconds: Annotated[
+        int, typer.Option("--default-unreachable-toleration-seconds")
+    ] = 300,
+    verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity (0-4).")] = 0,
+) -> None:
+    config = ServerConfig(
+        data_dir=data_dir,
+        etcd_servers=[u for u in etcd_servers.split(",") if u],
+        etcd_prefix=etcd_prefix,
+        bind_address=bind_address,
+        port=port,
+        service_cluster_ip_range=service_cluster_ip_range,
+        service_node_port_range=service_node_port_range,
+        watch_cache_size=watch_cache_size,
+        max_request_bytes=max_request_bytes,
+        compaction_interval=compaction_interval,
+        watch_bookmark_interval=watch_bookmark_interval,
+        default_not_ready_toleration_seconds=default_not_ready_toleration_seconds,
+        default_unreachable_toleration_seconds=default_unreachable_toleration_seconds,
+        verbosity=verbosity,
+    )
+    logging.basicConfig(
+        level=logging.DEBUG if verbosity >= 4 else logging.INFO if verbosity >= 1 else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    from apiserver.app import create_app
+
+    uvicorn.run(
+        create_app(config),
+        host=bind_address,
+        port=port,
+        log_level="warning" if verbosity < 2 else "info",
+        access_log=verbosity >= 3,
+        timeout_graceful_shutdown=2,
+    )
+
+
+def main() -> None:
+    cli()

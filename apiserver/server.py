@@ -1,0 +1,153 @@
+"""APIServer: the state one mini-apiserver process holds, and its start-up and background work.
+
+Everything a request handler needs hangs off this object: the storage backend, one ResourceStore
+and one WatchCache per resource type, the admission chain, and the ClusterIP / NodePort
+allocators. Handlers receive it as `request.app.state.server`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+from typing import Any
+
+from api import errors, registry
+from api.registry import ResourceType
+from apiserver import storage
+from apiserver.admission import AdmissionChain, default_chain
+from apiserver.config import ServerConfig
+from apiserver.genericstore import ResourceStore
+from apiserver.metrics import Metrics
+from apiserver.registry.allocators import IPAllocator, PortAllocator
+from apiserver.watchcache import WatchCache
+
+log = logging.getLogger("apiserver")
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class APIServer:
+    def __init__(self, config: ServerConfig, store: storage.Storage) -> None:
+        self.config = config
+        self.storage = store
+        self.metrics = Metrics()
+        self.stores: dict[str, ResourceStore] = {}
+        self.caches: dict[str, WatchCache] = {}
+        for rt in registry.all_resources():
+            if rt.key not in self.stores:
+                self.stores[rt.key] = ResourceStore(rt, store)
+        self.admission: AdmissionChain = default_chain(self)
+        self.cluster_ips = IPAllocator(config.service_cluster_ip_range)
+        self.node_ports = PortAllocator(config.service_node_port_range)
+        self._background: list[asyncio.Task[Any]] = []
+
+    # -- lookups ------------------------------------------------------------------------------
+    def store(self, rt: ResourceType) -> ResourceStore:
+        return self.stores[rt.key]
+
+    def cache(self, rt: ResourceType) -> WatchCache:
+        c = self.caches.get(rt.key)
+        if c is None:
+            c = WatchCache(rt, self.storage, self.store(rt).root, self.config.watch_cache_size)
+            self.caches[rt.key] = c
+        return c
+
+    # -- life cycle ---------------------------------------------------------------------------
+    async def start(self) -> None:
+        # Every watch cache starts before the first write this process serves, so a client can
+        # resume a watch from any resourceVersion it was handed by this server.
+        await asyncio.gather(*(self.cache(rt).start() for rt in registry.all_resources()))
+        await self._rebuild_allocators()
+        await self._bootstrap()
+        self._background.append(asyncio.create_task(self._compaction_loop(), name="compaction"))
+
+    async def stop(self) -> None:
+        for t in self._background:
+            t.cancel()
+        for c in self.caches.values():
+            await c.stop()
+        await self.storage.close()
+
+    async def _rebuild_allocators(self) -> None:
+        """Re-learn which ClusterIPs and NodePorts are taken from the services in storage."""
+        services = registry.by_key("services")
+        assert services is not None
+        page = await self.store(services).list(None)
+        for svc in page.items:
+            spec = svc.get("spec") or {}
+            for ip in spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else []):
+                if ip and ip != "None":
+                    self.cluster_ips.mark_allocated(ip)
+            for p in spec.get("ports") or []:
+                if p.get("nodePort"):
+                    self.node_ports.mark_allocated(int(p["nodePort"]))
+
+    async def _bootstrap(self) -> None:
+        """The objects every cluster starts with, created only when missing (restart-safe)."""
+        ns_rt, svc_rt, ep_rt = (registry.by_key(k) for k in ("namespaces", "services", "endpoints"))
+        assert ns_rt and svc_rt and ep_rt
+        for ns in SYSTEM_NAMESPACES:
+            await self._ensure(ns_rt, None, {"metadata": {"name": ns}})
+        first_ip = str(next(ipaddress.ip_network(self.config.service_cluster_ip_range).hosts()))
+        port = {"name": "https", "port": 443, "protocol": "TCP", "targetPort": self.config.port}
+        await self._ensure(
+            svc_rt,
+            "default",
+            {
+                "metadata": {
+                    "name": "kubernetes",
+                    "namespace": "default",
+                    "labels": {"component": "apiserver", "provider": "kubernetes"},
+                },
+                "spec": {"type": "ClusterIP", "clusterIP": first_ip, "ports": [port]},
+            },
+        )
+        await self._ensure(
+            ep_rt,
+            "default",
+            {
+                "metadata": {"name": "kubernetes", "namespace": "default"},
+                "subsets": [
+                    {
+                        "addresses": [{"ip": self.config.advertise_address}],
+                        "ports": [{"name": "https", "port": self.config.port, "protocol": "TCP"}],
+                    }
+                ],
+            },
+        )
+
+    async def _ensure(self, rt: ResourceType, namespace: str | None, obj: dict[str, Any]) -> None:
+        from apiserver.handlers.create import create_object
+
+        try:
+            await self.store(rt).get(namespace, obj["metadata"]["name"])
+            return
+        except errors.StatusError as exc:
+            if exc.code != 404:
+                raise
+        try:
+            await create_object(self, rt, namespace, obj)
+        except errors.StatusError as exc:
+            if exc.reason != "AlreadyExists":
+                raise
+
+    async def _compaction_loop(self) -> None:
+        """Compact every interval to the revision seen one interval ago, as kube-apiserver does.
+
+        So at least one interval of history is always kept for watchers to resume from.
+        """
+        interval = self.config.compaction_interval
+        if interval <= 0:
+            return
+        previous = 0
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                current = await self.storage.current_revision()
+                if previous > 0:
+                    await self.storage.compact(previous)
+                    log.info("compacted storage to revision %d", previous)
+                previous = current
+            except storage.StorageError as exc:
+                log.warning("compaction skipped: %s", exc)

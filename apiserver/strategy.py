@@ -1,0 +1,92 @@
+"""Per-resource behaviour on create and update — Kubernetes calls these "strategies".
+
+Two rules every teaching cluster should show clearly:
+- The spec/status split. The main resource (`PUT /pods/x`) is how users say what they want; the
+  `/status` subresource is how controllers and kubelets report what is. A write to one never
+  changes the other, so a user's `kubectl apply` can never clobber what a kubelet reported.
+- `metadata.generation` counts changes to what the user wants (everything but metadata and
+  status). Controllers echo it back as `status.observedGeneration` so anyone can tell whether
+  the latest spec has been acted on yet.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from api.quantity import parse_quantity
+from api.registry import ResourceType
+from apiserver.objectmeta import new_uid, now_rfc3339, spec_of
+
+
+def has_status(rt: ResourceType) -> bool:
+    return "status" in rt.subresources
+
+
+def prepare_for_create(rt: ResourceType, obj: dict[str, Any]) -> None:
+    md = obj["metadata"]
+    md["uid"] = new_uid()
+    md["creationTimestamp"] = now_rfc3339()
+    md["generation"] = 1
+    for field in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
+        md.pop(field, None)
+    if rt.key == "pods":
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(obj)}
+    elif rt.key == "namespaces":
+        obj["status"] = {"phase": "Active"}
+    elif rt.key == "services":
+        obj["status"] = {"loadBalancer": {}}
+    elif rt.key == "nodes":
+        pass  # a kubelet registers its node with status already filled in, as in Kubernetes
+    elif has_status(rt):
+        obj["status"] = {}
+
+
+def prepare_for_update(
+    rt: ResourceType, new: dict[str, Any], old: dict[str, Any], subresource: str | None
+) -> dict[str, Any]:
+    """Merge what the client may change into the stored object; returns the object to validate."""
+    if subresource == "status":
+        result = copy.deepcopy(old)
+        result["status"] = new.get("status", {})
+        return result
+    if has_status(rt):
+        if "status" in old:
+            new["status"] = copy.deepcopy(old["status"])
+        else:
+            new.pop("status", None)
+    md, old_md = new.setdefault("metadata", {}), old["metadata"]
+    for field in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
+        if field in old_md:
+            md[field] = old_md[field]
+        else:
+            md.pop(field, None)
+    if spec_of(new) != spec_of(old):
+        md["generation"] = int(old_md.get("generation") or 0) + 1
+    return new
+
+
+def qos_class(pod: dict[str, Any]) -> str:
+    """Guaranteed: every container limits = requests for cpu and memory; BestEffort: none set."""
+    containers = (pod.get("spec") or {}).get("containers") or []
+    any_set, guaranteed = False, True
+    for c in containers:
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        if req or lim:
+            any_set = True
+        for r in ("cpu", "memory"):
+            if r not in lim:
+                guaranteed = False
+            elif r in req and _q(req[r]) != _q(lim[r]):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def _q(v: Any) -> Any:
+    try:
+        return parse_quantity(v)
+    except ValueError:
+        return str(v)

@@ -1,0 +1,233 @@
+"""The watch cache: one storage watch per resource, fanned out to every client watch.
+
+Why: a watch is a long-lived HTTP stream. If each `kubectl get -w`, each informer and each kubelet
+opened its own storage watch, a hundred watchers would cost a hundred etcd streams and a hundred
+decodes of every event. Kubernetes' answer (the "cacher") is to watch storage once per resource,
+keep the current objects and a bounded ring of recent events in memory, and serve every client
+from there. We do the same:
+
+    storage.watch("/registry/pods/") ──▶ WatchCache ──▶ ring of the last N events
+                                            │ current objects (for "watch from now")
+                                            ├──▶ subscriber (kubectl get -w)
+                                            ├──▶ subscriber (scheduler's informer)
+                                            └──▶ subscriber (…)
+
+A client watch names where to start with `resourceVersion`:
+- unset: synthetic ADDED events for every current object, then live changes;
+- N: every change after N — replayed from the ring if N is still in it, else 410 Gone
+  ("too old resource version"), and the client re-lists (that is the informer's contract).
+Each event is decoded and serialised once, however many watchers receive it. A watcher that cannot
+keep up is cut off rather than allowed to grow memory without bound; it resumes from its last
+resourceVersion like any other client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from api import errors
+from api.registry import ResourceType
+from apiserver import storage
+from apiserver.codec import dumps
+
+log = logging.getLogger("apiserver.watchcache")
+
+Predicate = Callable[[dict[str, Any]], bool]
+SUBSCRIBER_QUEUE = 10_000
+
+
+@dataclass(slots=True)
+class CacheEvent:
+    type: str  # ADDED | MODIFIED | DELETED
+    object: dict[str, Any]
+    revision: int
+    prev: dict[str, Any] | None = None
+    _json: bytes | None = None
+
+    def object_json(self) -> bytes:
+        if self._json is None:
+            self._json = dumps(self.object)
+        return self._json
+
+
+class WatchClosed(Exception):
+    """A subscriber's stream ended: cache reset, overflow or server shutdown."""
+
+
+@dataclass(eq=False)
+class Subscriber:
+    namespace: str | None
+    predicate: Predicate | None
+    queue: asyncio.Queue[CacheEvent | None] = field(default_factory=lambda: asyncio.Queue(SUBSCRIBER_QUEUE))
+    closed_reason: str | None = None
+
+    def offer(self, ev: CacheEvent) -> None:
+        """Route one event to this watcher, translating selector transitions as Kubernetes does."""
+        if self.closed_reason:
+            return
+        out = self._translate(ev)
+        if out is None:
+            return
+        try:
+            self.queue.put_nowait(out)
+        except asyncio.QueueFull:
+            self.close("watcher fell too far behind")
+
+    def _translate(self, ev: CacheEvent) -> CacheEvent | None:
+        obj = ev.object
+        if self.namespace is not None and (obj.get("metadata") or {}).get("namespace") != self.namespace:
+            return None
+        if self.predicate is None:
+            return ev
+        now = self.predicate(obj) if ev.type != "DELETED" else False
+        before = ev.prev is not None and self.predicate(ev.prev)
+        if ev.type == "DELETED":
+            return ev if before else None
+        if now and before:
+            return ev
+        if now:  # started matching: to this watcher the object just appeared
+            return CacheEvent("ADDED", obj, ev.revision, ev.prev, ev._json)
+        if before:  # stopped matching: to this watcher the object is gone
+            return CacheEvent("DELETED", obj, ev.revision, ev.prev, ev._json)
+        return None
+
+    def close(self, reason: str) -> None:
+        if not self.closed_reason:
+            self.closed_reason = reason
+            try:
+                self.queue.put_nowait(None)
+            except asyncio.QueueFull:
+                # Make room for the end marker: the watcher is being dropped anyway.
+                self.queue.get_nowait()
+                self.queue.put_nowait(None)
+
+
+class WatchCache:
+    def __init__(self, rt: ResourceType, store: storage.Storage, prefix: str, capacity: int) -> None:
+        self.rt = rt
+        self.storage = store
+        self.prefix = prefix
+        self.ring: deque[CacheEvent] = deque(maxlen=max(capacity, 1))
+        self.objects: dict[str, dict[str, Any]] = {}  # storage key → current object
+        self.revision = 0  # newest revision this cache reflects
+        self.oldest = 0  # every change after this revision is in the ring
+        self.subscribers: set[Subscriber] = set()
+        self._ready = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    # -- life cycle ---------------------------------------------------------------------------
+    async def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name=f"watchcache:{self.rt.key}")
+        await self._ready.wait()
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        for s in list(self.subscribers):
+            s.close("server shutting down")
+
+    async def _load(self) -> None:
+        """Fill the cache from a consistent list, and start the ring empty at that revision."""
+        objects: dict[str, dict[str, Any]] = {}
+        res = await self.storage.list(self.prefix)
+        for kv in res.items:
+            obj = _decode(kv.value, kv.revision)
+            objects[kv.key] = obj
+        self.objects = objects
+        self.revision = self.oldest = res.revision
+        self.ring.clear()
+
+    async def _run(self) -> None:
+        backoff = 0.05
+        while True:
+            try:
+                if not self._ready.is_set():
+                    await self._load()
+                    self._ready.set()
+                async for ev in self.storage.watch(self.prefix, self.revision + 1):
+                    self._apply(ev)
+                    backoff = 0.05
+            except asyncio.CancelledError:
+                raise
+            except storage.Compacted:
+                # History we had not seen is gone: start over from a fresh list. Watchers cannot be
+                # resumed across the gap, so they are closed and will come back with 410.
+                log.warning("watch cache for %s fell behind compaction; re-listing", self.rt.key)
+                self._reset("the watch cache was re-initialised")
+                continue
+            except storage.StorageError as exc:
+                log.warning("storage watch for %s ended (%s); retrying", self.rt.key, exc)
+            except Exception:  # a bug must not silently stop every watch of this resource
+                log.exception("watch cache for %s failed; retrying", self.rt.key)
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 2.0)
+
+    def _reset(self, reason: str) -> None:
+        self._ready.clear()
+        for s in list(self.subscribers):
+            s.close(reason)
+        self.subscribers.clear()
+
+    def _apply(self, ev: storage.WatchEvent) -> None:
+        if ev.revision <= self.revision:
+            return  # already seen (a re-watch may overlap)
+        prev = self.objects.get(ev.key)
+        if ev.type == "DELETED":
+            self.objects.pop(ev.key, None)
+            obj = _decode(ev.value or ev.prev_value or b"{}", ev.revision)
+        else:
+            obj = _decode(ev.value or b"{}", ev.revision)
+            self.objects[ev.key] = obj
+        ce = CacheEvent("ADDED" if prev is None and ev.type != "DELETED" else ev.type, obj, ev.revision, prev)
+        if len(self.ring) == self.ring.maxlen:
+            self.oldest = self.ring[0].revision
+        self.ring.append(ce)
+        self.revision = ev.revision
+        for s in list(self.subscribers):
+            s.offer(ce)
+
+    # -- serving ------------------------------------------------------------------------------
+    async def subscribe(self, namespace: str | None, predicate: Predicate | None, after: int | None) -> Subscriber:
+        """Register a watcher. `after` None = synthetic ADDED for current objects, then live."""
+        await self.start()
+        sub = Subscriber(namespace, predicate)
+        if after is None:
+            backlog = [CacheEvent("ADDED", o, int(o["metadata"]["resourceVersion"])) for o in self.objects.values()]
+        elif after < self.oldest:
+            raise errors.expired(f"too old resource version: {after} ({self.oldest})")
+        else:
+            backlog = [e for e in self.ring if e.revision > after]
+        # No await between taking the backlog and registering: no event can slip in between.
+        for e in backlog:
+            sub.offer(e)
+        self.subscribers.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        self.subscribers.discard(sub)
+
+    async def snapshot(self) -> tuple[list[dict[str, Any]], int]:
+        """Current objects and the revision they reflect (serves `resourceVersion=0` lists)."""
+        await self.start()
+        return list(self.objects.values()), self.revision
+
+    def peek(self, key: str) -> dict[str, Any] | None:
+        return self.objects.get(key)
+
+
+def _decode(value: bytes, revision: int) -> dict[str, Any]:
+    import json
+
+    obj = json.loads(value)
+    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
+    return obj
