@@ -45,7 +45,7 @@ async def open_storage(config: ServerConfig) -> storage.Storage:
         return await EtcdStorage.connect(config.etcd_servers, prefix=config.etcd_prefix)
     from apiserver.storage.sqlite import SQLiteStorage
 
-    return await SQLiteStorage.open(config.data_dir)
+    return await SQLiteStorage.open(config.data_dir, compact_interval_seconds=None)  # server.py compacts
 
 
 def create_app(config: ServerConfig) -> FastAPI:

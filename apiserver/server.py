@@ -133,17 +133,23 @@ class APIServer:
                 raise
 
     async def _compaction_loop(self) -> None:
-        """Compact every interval to the revision seen one interval ago, as kube-apiserver does.
+        """Compact storage every --compaction-interval seconds.
 
-        So at least one interval of history is always kept for watchers to resume from.
+        The embedded store knows its own policy (keep the newest N revisions and a time window:
+        `compact_auto`). For etcd we do what kube-apiserver does: compact to the revision seen one
+        interval ago, so at least one interval of history is always there for watchers to resume.
         """
         interval = self.config.compaction_interval
         if interval <= 0:
             return
+        auto = getattr(self.storage, "compact_auto", None)
         previous = 0
         while True:
             await asyncio.sleep(interval)
             try:
+                if auto is not None:
+                    await auto()
+                    continue
                 current = await self.storage.current_revision()
                 if previous > 0:
                     await self.storage.compact(previous)

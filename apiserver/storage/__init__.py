@@ -5,6 +5,7 @@ See `interface.py` for the contract, `sqlite.py` for the embedded kine-style log
 """
 
 from apiserver.storage.interface import (
+    MAX_VALUE_BYTES,
     Compacted,
     Conflict,
     KeyExists,
@@ -16,7 +17,6 @@ from apiserver.storage.interface import (
     TooLarge,
     Unavailable,
     WatchEvent,
-    MAX_VALUE_BYTES,
 )
 
 __all__ = [
