@@ -139,7 +139,7 @@ class Storage(abc.ABC):
 
     @abc.abstractmethod
     async def current_revision(self) -> int:
-        """The newest revision of the store (0 for an empty, never-written store)."""
+        """The newest revision of the store (0 for a never-written SQLite store; a new etcd starts at 1)."""
 
     @abc.abstractmethod
     async def compacted_revision(self) -> int:
