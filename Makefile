@@ -18,6 +18,7 @@ up: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 test: lint
 	$(BIN)/pytest -q

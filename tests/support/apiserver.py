@@ -49,14 +49,14 @@ class APIServerProcess:
         return cmd + self.args
 
     def start(self) -> APIServerProcess:
-        log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(
-            self.command(),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
-            cwd=str(Path(__file__).resolve().parents[2]),
-        )
+        with open(self.log_path, "ab") as log:  # the child keeps its own copy of the descriptor
+            self.proc = subprocess.Popen(
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent,
+                cwd=str(Path(__file__).resolve().parents[2]),
+            )
         self.wait_ready()
         return self
 

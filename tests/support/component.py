@@ -57,9 +57,14 @@ class ComponentProcess:
         self.log_path = Path(tempfile.mkdtemp(prefix=f"mini-k8s-{module}-")) / "component.log"
 
     def start(self, timeout: float = 20.0) -> ComponentProcess:
-        log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", self.module, *self.args], stdout=log,
-                                     stderr=subprocess.STDOUT, preexec_fn=_die_with_parent, cwd=str(REPO))
+        with open(self.log_path, "ab") as log:  # the child keeps its own copy of the descriptor
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", self.module, *self.args],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent,
+                cwd=str(REPO),
+            )
         if self.health_port:
             wait_for(self._healthy, timeout=timeout, what=f"{self.module} /healthz")
         return self
