@@ -1,21 +1,112 @@
-"""Entry point of `mini-controller-manager`.
+"""`mini-controller-manager`: flags as kube-controller-manager spells them (seed 000), then run."""
 
-Not built yet: it is the subject of issue 5. Until then the command answers `--help` and
-refuses to pretend, so nobody mistakes a placeholder for a working component.
-"""
+from __future__ import annotations
 
-import sys
+import asyncio
+import logging
+import signal
+from typing import Annotated
 
 import typer
 
-app = typer.Typer(add_completion=False, help="mini-controller-manager: runs the control loops (replication, deployment, node lifecycle, GC...). (not implemented yet: see docs/STATUS.md).")
+from controller_manager.options import ManagerOptions, parse_duration
+
+cli = typer.Typer(add_completion=False, help="Runs the control loops: replication, deployment, node lifecycle, GC, …")
+
+Duration = Annotated[str, typer.Option(help="Seconds, or a Go duration such as 40s, 5m, 100ms.")]
 
 
-@app.callback(invoke_without_command=True)
-def run() -> None:
-    typer.echo("mini-controller-manager is not implemented yet (issue 5); see docs/STATUS.md.", err=True)
-    sys.exit(1)
+@cli.command()
+def run(
+    master: Annotated[str, typer.Option("--master", help="API server URL (overrides kubeconfig).")] = "",
+    kubeconfig: Annotated[str, typer.Option("--kubeconfig")] = "",
+    controllers: Annotated[str, typer.Option("--controllers", help="'*', names, '-name' to disable.")] = "*",
+    kube_api_qps: Annotated[float, typer.Option("--kube-api-qps")] = 20.0,
+    kube_api_burst: Annotated[int, typer.Option("--kube-api-burst")] = 30,
+    port: Annotated[int, typer.Option("--port", help="Serve /healthz and /metrics here; 0 disables.")] = 10252,
+    leader_elect: Annotated[bool, typer.Option("--leader-elect/--no-leader-elect")] = False,
+    leader_elect_lease_duration: Annotated[str, typer.Option("--leader-elect-lease-duration")] = "15s",
+    leader_elect_renew_deadline: Annotated[str, typer.Option("--leader-elect-renew-deadline")] = "10s",
+    leader_elect_retry_period: Annotated[str, typer.Option("--leader-elect-retry-period")] = "2s",
+    node_monitor_period: Annotated[str, typer.Option("--node-monitor-period")] = "5s",
+    node_monitor_grace_period: Annotated[str, typer.Option("--node-monitor-grace-period")] = "40s",
+    node_startup_grace_period: Annotated[str, typer.Option("--node-startup-grace-period")] = "60s",
+    deleting_pods_qps: Annotated[float, typer.Option("--deleting-pods-qps", help="Evictions per second.")] = 0.1,
+    deleting_pods_burst: Annotated[int, typer.Option("--deleting-pods-burst")] = 1,
+    secondary_node_eviction_rate: Annotated[float, typer.Option("--secondary-node-eviction-rate")] = 0.01,
+    unhealthy_zone_threshold: Annotated[float, typer.Option("--unhealthy-zone-threshold")] = 0.55,
+    large_cluster_size_threshold: Annotated[int, typer.Option("--large-cluster-size-threshold")] = 50,
+    deployment_controller_sync_period: Annotated[str, typer.Option("--deployment-controller-sync-period")] = "30s",
+    terminated_pod_gc_threshold: Annotated[int, typer.Option("--terminated-pod-gc-threshold")] = 12500,
+    concurrent_rc_syncs: Annotated[int, typer.Option("--concurrent-rc-syncs")] = 5,
+    concurrent_replicaset_syncs: Annotated[int, typer.Option("--concurrent-replicaset-syncs")] = 5,
+    concurrent_deployment_syncs: Annotated[int, typer.Option("--concurrent-deployment-syncs")] = 5,
+    concurrent_endpoint_syncs: Annotated[int, typer.Option("--concurrent-endpoint-syncs")] = 5,
+    concurrent_gc_syncs: Annotated[int, typer.Option("--concurrent-gc-syncs")] = 20,
+    concurrent_namespace_syncs: Annotated[int, typer.Option("--concurrent-namespace-syncs")] = 10,
+    informer_backoff_max: Annotated[
+        str, typer.Option("--informer-backoff-max", help="Cap on watch reconnect back-off.")
+    ] = "30s",
+    verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity (0-4).")] = 0,
+) -> None:
+    try:
+        opts = ManagerOptions(
+            master=master,
+            kubeconfig=kubeconfig,
+            controllers=[controllers],
+            kube_api_qps=kube_api_qps,
+            kube_api_burst=kube_api_burst,
+            port=port,
+            leader_elect=leader_elect,
+            leader_elect_lease_duration=parse_duration(leader_elect_lease_duration),
+            leader_elect_renew_deadline=parse_duration(leader_elect_renew_deadline),
+            leader_elect_retry_period=parse_duration(leader_elect_retry_period),
+            node_monitor_period=parse_duration(node_monitor_period),
+            node_monitor_grace_period=parse_duration(node_monitor_grace_period),
+            node_startup_grace_period=parse_duration(node_startup_grace_period),
+            deleting_pods_qps=deleting_pods_qps,
+            deleting_pods_burst=deleting_pods_burst,
+            secondary_node_eviction_rate=secondary_node_eviction_rate,
+            unhealthy_zone_threshold=unhealthy_zone_threshold,
+            large_cluster_size_threshold=large_cluster_size_threshold,
+            deployment_controller_sync_period=parse_duration(deployment_controller_sync_period),
+            terminated_pod_gc_threshold=terminated_pod_gc_threshold,
+            concurrent_syncs={
+                "replicationcontroller": concurrent_rc_syncs,
+                "replicaset": concurrent_replicaset_syncs,
+                "deployment": concurrent_deployment_syncs,
+                "endpoints": concurrent_endpoint_syncs,
+                "garbagecollector": concurrent_gc_syncs,
+                "namespace": concurrent_namespace_syncs,
+            },
+            informer_backoff_max=parse_duration(informer_backoff_max),
+            verbosity=verbosity,
+        )
+        from controller_manager import registry
+
+        registry.selected(opts.controllers)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    logging.basicConfig(
+        level=logging.DEBUG if verbosity >= 4 else logging.INFO if verbosity >= 1 else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    asyncio.run(_main(opts))
+
+
+async def _main(opts: ManagerOptions) -> None:
+    from controller_manager.manager import run as run_manager
+
+    task = asyncio.create_task(run_manager(opts))
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
 
 
 def main() -> None:
-    app()
+    cli()

@@ -1,0 +1,80 @@
+"""The manager: build the shared client and informers, start the chosen controllers, lead or wait.
+
+With --leader-elect, several managers may run; they compete for the Lease
+`kube-system/kube-controller-manager` and only the holder runs controllers. When it dies, its lease
+runs out and another takes over — the standby is just another process waiting its turn. Losing the
+lease stops this process (as kube-controller-manager does): a restart is the simplest safe way to
+drop every in-flight reconcile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+
+from client import LeaderElector, SharedInformerFactory, new_client
+from controller_manager import registry
+from controller_manager.context import ControllerContext
+from controller_manager.controller import Controller
+from controller_manager.health import serve
+from controller_manager.metrics import ControllerMetrics
+from controller_manager.options import ManagerOptions
+
+log = logging.getLogger("controller_manager")
+LEASE_NAME = "kube-controller-manager"
+
+
+async def run_controllers(ctx: ControllerContext, names: list[str]) -> None:
+    controllers: list[Controller] = [registry.load(n)(ctx) for n in names]
+    for c in controllers:
+        c.setup()
+    ctx.informers.start()
+    synced = await ctx.informers.wait_for_cache_sync()
+    log.info("caches synced: %s; starting %s", synced, ", ".join(names))
+    await asyncio.gather(*(c.run() for c in controllers))
+
+
+async def run(opts: ManagerOptions) -> None:
+    names = registry.selected(opts.controllers)
+    client = new_client(
+        opts.kubeconfig or None,
+        master=opts.master or None,
+        qps=opts.kube_api_qps,
+        burst=opts.kube_api_burst,
+        user_agent="mini-controller-manager",
+    )
+    metrics = ControllerMetrics()
+    ctx = ControllerContext(client, SharedInformerFactory(client, backoff_max=opts.informer_backoff_max), opts, metrics)
+    health = serve(opts.port, metrics) if opts.port else None
+    try:
+        if not opts.leader_elect:
+            await run_controllers(ctx, names)
+            return
+        identity = f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+
+        async def lead() -> None:
+            metrics.leader.labels(LEASE_NAME).set(1)
+            log.info("%s became leader", identity)
+            await run_controllers(ctx, names)
+
+        elector = LeaderElector(
+            client,
+            lease_name=LEASE_NAME,
+            identity=identity,
+            namespace="kube-system",
+            lease_duration=opts.leader_elect_lease_duration,
+            renew_deadline=opts.leader_elect_renew_deadline,
+            retry_period=opts.leader_elect_retry_period,
+            on_started_leading=lead,
+        )
+        await elector.run()
+        log.warning("%s lost leadership; exiting", identity)
+    finally:
+        await ctx.informers.shutdown()
+        await ctx.close()
+        await client.aclose()
+        if health:
+            health.cancel()

@@ -1,0 +1,67 @@
+"""The controller-manager's settings, one per flag, named as kube-controller-manager names them.
+
+Durations accept seconds (`40`, `0.5`) or Go-style strings (`40s`, `5m`, `100ms`, `1h30m`), the
+way the flags in seed 000 are written, so `--node-monitor-grace-period=40s` works as in the book.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+
+
+def parse_duration(text: str | float | int) -> float:
+    """Seconds from `40`, `0.5`, `40s`, `5m`, `100ms` or `1h30m`."""
+    if isinstance(text, int | float):
+        return float(text)
+    s = text.strip()
+    try:
+        return float(s)
+    except ValueError:
+        pass
+    pos, total = 0, 0.0
+    for m in _PART.finditer(s):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNITS[m.group(2)]
+        pos = m.end()
+    if pos != len(s) or not s:
+        raise ValueError(f"invalid duration {text!r}: use seconds or a Go duration like 40s, 5m, 100ms")
+    return total
+
+
+@dataclass
+class ManagerOptions:
+    master: str = ""
+    kubeconfig: str = ""
+    controllers: list[str] = field(default_factory=lambda: ["*"])
+    kube_api_qps: float = 20.0
+    kube_api_burst: int = 30
+    port: int = 10252
+    leader_elect: bool = False
+    leader_elect_lease_duration: float = 15.0
+    leader_elect_renew_deadline: float = 10.0
+    leader_elect_retry_period: float = 2.0
+    # node lifecycle (seed 003)
+    node_monitor_period: float = 5.0
+    node_monitor_grace_period: float = 40.0
+    node_startup_grace_period: float = 60.0
+    deleting_pods_qps: float = 0.1
+    deleting_pods_burst: int = 1
+    secondary_node_eviction_rate: float = 0.01
+    unhealthy_zone_threshold: float = 0.55
+    large_cluster_size_threshold: int = 50
+    # workloads and housekeeping
+    deployment_controller_sync_period: float = 30.0
+    terminated_pod_gc_threshold: int = 12500
+    # how many keys each controller reconciles at once (--concurrent-<name>-syncs)
+    concurrent_syncs: dict[str, int] = field(default_factory=dict)
+    # informer reconnect back-off cap (client-go's default is 30 s)
+    informer_backoff_max: float = 30.0
+    verbosity: int = 0
+
+    def workers(self, controller: str, default: int = 5) -> int:
+        return self.concurrent_syncs.get(controller, default)

@@ -1,0 +1,87 @@
+"""Which controllers exist, and how `--controllers` picks among them.
+
+`--controllers` works as in kube-controller-manager: a comma-separated list where `*` means "every
+controller that is on by default", a name turns one on, and `-name` turns one off
+(`--controllers=*,-nodelifecycle`). Controllers are imported by name only when enabled.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+
+from controller_manager.controller import Controller
+
+log = logging.getLogger("controller_manager")
+
+# name → "module:Class"; one file per controller in controllers/.
+CONTROLLERS: dict[str, str] = {
+    "replicationcontroller": "controller_manager.controllers.replication:ReplicationManager",
+    "replicaset": "controller_manager.controllers.replicaset:ReplicaSetController",
+    "deployment": "controller_manager.controllers.deployment:DeploymentController",
+    "nodelifecycle": "controller_manager.controllers.nodelifecycle:NodeLifecycleController",
+    "endpoints": "controller_manager.controllers.endpoints:EndpointsController",
+    "namespace": "controller_manager.controllers.namespace:NamespaceController",
+    "garbagecollector": "controller_manager.controllers.garbagecollector:GarbageCollector",
+    "podgc": "controller_manager.controllers.podgc:PodGCController",
+    "serviceaccount": "controller_manager.controllers.serviceaccount:ServiceAccountsController",
+}
+# Controllers that exist but are off unless named (kube-controller-manager has such too).
+DISABLED_BY_DEFAULT: set[str] = set()
+# Real kube-controller-manager controllers mini-k8s does not have (yet). Naming one, as seed 000's
+# `--controllers=*,bootstrapsigner,tokencleaner` does, is accepted with a warning instead of failing.
+NOT_IMPLEMENTED = {
+    "bootstrapsigner",
+    "tokencleaner",
+    "csrapproving",
+    "csrcleaner",
+    "csrsigning",
+    "ttl",
+    "ttl-after-finished",
+    "route",
+    "service",
+    "cloud-node-lifecycle",
+    "persistentvolume-binder",
+    "persistentvolume-expander",
+    "attachdetach",
+    "pvc-protection",
+    "pv-protection",
+    "ephemeral-volume",
+    "clusterrole-aggregation",
+    "root-ca-cert-publisher",
+    "serviceaccount-token",
+    "endpointslice",
+    "endpointslicemirroring",
+    "disruption",
+    "horizontalpodautoscaling",
+    "job",
+    "cronjob",
+    "daemonset",
+    "statefulset",
+    "resourcequota",
+}
+
+
+def selected(spec: list[str]) -> list[str]:
+    """Resolve a --controllers list to controller names, in registry order."""
+    wanted: set[str] = set()
+    for raw in spec:
+        for item in (s.strip() for s in raw.split(",")):
+            if not item:
+                continue
+            if item == "*":
+                wanted |= {n for n in CONTROLLERS if n not in DISABLED_BY_DEFAULT}
+            elif item.startswith("-"):
+                wanted.discard(item[1:])
+            elif item in CONTROLLERS:
+                wanted.add(item)
+            elif item.lstrip("-") in NOT_IMPLEMENTED:
+                log.warning("controller %r is not implemented in mini-k8s; ignoring it", item)
+            else:
+                raise ValueError(f'"{item}" is not in the list of known controllers: {", ".join(CONTROLLERS)}')
+    return [n for n in CONTROLLERS if n in wanted]
+
+
+def load(name: str) -> type[Controller]:
+    module, _, cls = CONTROLLERS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)  # type: ignore[no-any-return]
