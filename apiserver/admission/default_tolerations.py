@@ -6,6 +6,7 @@ taint evicts every pod that does not tolerate it — at once. This plugin gives 
 toleration for both taints with `tolerationSeconds` (300 s by default, the apiserver flags
 --default-not-ready-toleration-seconds / --default-unreachable-toleration-seconds), so a short
 network blip does not reschedule the whole node. A pod that already tolerates a taint keeps its own.
+It runs on updates too, so a `kubectl replace` of a manifest without them does not look like a change.
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ class DefaultTolerationSeconds:
         self.defaults = ((NOT_READY, not_ready_seconds), (UNREACHABLE, unreachable_seconds))
 
     async def admit(self, attrs: Attributes) -> None:
-        if attrs.rt.key != "pods" or attrs.operation != "CREATE" or attrs.obj is None or attrs.subresource:
+        if (
+            attrs.rt.key != "pods"
+            or attrs.operation not in ("CREATE", "UPDATE")
+            or attrs.obj is None
+            or attrs.subresource
+        ):
             return
         spec = attrs.obj.setdefault("spec", {})
         tolerations = spec.get("tolerations") or []

@@ -47,7 +47,7 @@ def list_predicate(rt: ResourceType, label_selector: str | None, field_selector:
         try:
             sel = labels.parse(label_selector)
         except ValueError as exc:
-            raise errors.bad_request(f"unable to parse requirement: {exc}") from None
+            raise errors.bad_request(str(exc)) from None
         if not sel.empty:
             tests.append(lambda o: sel.matches((o.get("metadata") or {}).get("labels") or {}))
     if field_selector:

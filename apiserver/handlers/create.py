@@ -52,10 +52,14 @@ async def _create_once(server: APIServer, rt: ResourceType, obj: dict[str, Any])
     prepare_for_create(rt, obj)
     apply_defaults(rt.key, obj)
     md = obj["metadata"]
+    if not md.get("name"):  # admission needs a name; report every problem with the object at once
+        causes = validate_create(rt.key, obj) or [errors.required("metadata.name", "name or generateName is required")]
+        raise errors.invalid(rt.kind, rt.group, "", causes)
+    # Kubernetes' order: mutating admission, then validation of the final object.
+    await server.admission.admit(Attributes("CREATE", rt, md.get("namespace"), md["name"], obj))
     causes = validate_create(rt.key, obj)
     if causes:
         raise errors.invalid(rt.kind, rt.group, md.get("name", ""), causes)
-    await server.admission.admit(Attributes("CREATE", rt, md.get("namespace"), md["name"], obj))
     taken = services.allocate(server, obj) if rt.key == "services" else []
     try:
         return await server.store(rt).create(obj)

@@ -66,26 +66,9 @@ def api_group(group: str) -> Response | None:
     return None
 
 
-_SUBRESOURCE_VERBS = {
-    "status": ["get", "patch", "update"],
-    "scale": ["get", "patch", "update"],
-    "binding": ["create"],
-    "eviction": ["create"],
-    "log": ["get"],
-    "finalize": ["update"],
-}
-_SUBRESOURCE_KIND = {
-    "scale": ("autoscaling", "v1", "Scale"),
-    "binding": ("", "v1", "Binding"),
-    "eviction": ("policy", "v1", "Eviction"),
-}
-
-
 def api_resource_list(group: str, version: str) -> Response | None:
     resources: list[dict[str, Any]] = []
-    for rt in registry.all_resources():
-        if rt.group != group or rt.version != version:
-            continue
+    for rt in registry.resources_in(group, version):
         entry: dict[str, Any] = {
             "name": rt.plural,
             "singularName": rt.singular,
@@ -98,17 +81,18 @@ def api_resource_list(group: str, version: str) -> Response | None:
         if rt.categories:
             entry["categories"] = list(rt.categories)
         resources.append(entry)
-        for sub in rt.subresources:
+        for name in rt.subresources:
+            sub = registry.subresource(rt, name)
+            assert sub is not None
             sub_entry: dict[str, Any] = {
-                "name": f"{rt.plural}/{sub}",
+                "name": f"{rt.plural}/{name}",
                 "singularName": "",
                 "namespaced": rt.namespaced,
-                "kind": rt.kind,
-                "verbs": _SUBRESOURCE_VERBS.get(sub, ["get"]),
+                "kind": sub.kind,
+                "verbs": list(sub.verbs),
             }
-            if sub in _SUBRESOURCE_KIND:
-                g, v, k = _SUBRESOURCE_KIND[sub]
-                sub_entry.update({"group": g, "version": v, "kind": k})
+            if (sub.group, sub.version) != (rt.group, rt.version):
+                sub_entry.update({"group": sub.group, "version": sub.version})
             resources.append(sub_entry)
     if not resources:
         return None

@@ -69,10 +69,11 @@ async def update_object(
         if rt.key == "services" and subresource is None:
             carry_over_service_allocations(new, old)  # `kubectl replace` sends no clusterIP
         apply_defaults(rt.key, new)
+        # Kubernetes' order: mutating admission, then validation of the final object.
+        await server.admission.admit(Attributes("UPDATE", rt, namespace, name, new, old, subresource))
         causes = validate_update(rt.key, new, old)
         if causes:
             raise errors.invalid(rt.kind, rt.group, name, causes)
-        await server.admission.admit(Attributes("UPDATE", rt, namespace, name, new, old, subresource))
         if rt.key == "services" and subresource is None:
             taken = services.allocate(server, new, old)
             pending_release.append((old, new, taken))

@@ -1,4 +1,4 @@
-"""Every manifest in /work/shared/examples must decode, have no unknown fields, and round-trip."""
+"""Every manifest in examples/ (the seeds' manifests) must decode, have no unknown fields, and round-trip."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ import yaml
 from api import registry
 from api.models import from_dict, to_dict
 from api.schema import type_errors, unknown_fields
+from tests.support.examples import EXAMPLES_DIR as _EXAMPLES_DIR
 
-EXAMPLES_DIR = os.environ.get("MINI_K8S_EXAMPLES", "/work/shared/examples")
+EXAMPLES_DIR = str(_EXAMPLES_DIR)
 
 
 def _documents() -> list[tuple[str, dict[str, Any]]]:

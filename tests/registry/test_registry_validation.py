@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from apiserver.registry import apply_defaults, validate_create, validate_update
+from tests.support.examples import EXAMPLES_DIR
 
 RESOURCE_OF_KIND = {
     "ReplicationController": "replicationcontrollers",
@@ -64,7 +65,7 @@ def service(**spec: Any) -> dict[str, Any]:
 
 def example_documents() -> list[tuple[str, dict[str, Any]]]:
     docs = []
-    for path in sorted(glob.glob("/work/shared/examples/*.yaml")):
+    for path in sorted(glob.glob(str(EXAMPLES_DIR / "*.yaml"))):
         with open(path) as f:
             docs += [(path, d) for d in yaml.safe_load_all(f) if d]
     return docs
