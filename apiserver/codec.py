@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from api import errors
+from apiserver.bodyshape import MAX_DEPTH, check_shape
 
 JSON = "application/json"
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
@@ -57,9 +58,13 @@ def _load_json(raw: bytes) -> Any:
     if not raw.strip():
         raise errors.bad_request("the request body is empty; send a JSON or YAML object")
     try:
-        return json.loads(raw)
+        doc = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise errors.bad_request(f"error decoding JSON body: {exc}") from None
+    except RecursionError:
+        raise errors.bad_request(f"error decoding JSON body: nested more than {MAX_DEPTH} levels deep") from None
+    check_shape(doc)
+    return doc
 
 
 def _load_yaml(raw: bytes) -> Any:
@@ -67,6 +72,10 @@ def _load_yaml(raw: bytes) -> Any:
         docs = [d for d in yaml.safe_load_all(raw) if d is not None]
     except yaml.YAMLError as exc:
         raise errors.bad_request(f"error decoding YAML body: {exc}") from None
+    except RecursionError:
+        raise errors.bad_request(f"error decoding YAML body: nested more than {MAX_DEPTH} levels deep") from None
+    for doc in docs:
+        check_shape(doc)
     if len(docs) != 1:
         raise errors.bad_request(f"expected exactly one YAML document in the body, got {len(docs)}")
     return docs[0]

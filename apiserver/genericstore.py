@@ -28,6 +28,7 @@ from apiserver.codec import dumps
 
 Mutator = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None] | dict[str, Any] | None]
 Filter = Callable[[dict[str, Any]], bool]
+_MAX_BATCH = 10_000  # objects read from storage per round while filling one page
 
 _CONTINUE_TOO_OLD = (
     "The provided continue parameter is too old to display a consistent list result. You can start a "
@@ -69,7 +70,9 @@ class _StorageErrorMapper:
             raise errors.expired(f"too old resource version: {exc.requested} ({exc.compacted})") from None
         if isinstance(exc, storage.TooLarge):
             raise errors.too_large(storage.MAX_VALUE_BYTES) from None
-        raise errors.service_unavailable(f"storage is unavailable: {exc}") from None
+        if isinstance(exc, storage.Unavailable):
+            raise errors.service_unavailable(f"storage is unavailable: {exc}") from None
+        raise errors.internal(str(exc)) from None
 
 
 def encode_continue(revision: int, last_key: str) -> str:
@@ -80,9 +83,12 @@ def encode_continue(revision: int, last_key: str) -> str:
 def decode_continue(token: str) -> tuple[int, str]:
     try:
         d = json.loads(base64.urlsafe_b64decode(token.encode() + b"=" * (-len(token) % 4)))
-        return int(d["rv"]), str(d["start"])
+        rv, start = int(d["rv"]), str(d["start"])
     except (ValueError, KeyError, TypeError):
         raise errors.bad_request("continue key is not valid: the token could not be decoded") from None
+    if not 0 < rv < 2**63:
+        raise errors.bad_request("continue key is not valid: bad resource version")
+    return rv, start
 
 
 class ResourceStore:
@@ -142,13 +148,15 @@ class ResourceStore:
         while True:
             want = (limit - len(items)) if limit else 0
             # With a filter a page may come back short; read a little extra to need fewer rounds.
-            batch = max(want * 2, 64) if (limit and keep) else want
+            batch = min(max(want * 2, 64) if keep else want, _MAX_BATCH) if limit else 0
             try:
                 with storage_errors(self.rt):
                     res = await self.storage.list(prefix, limit=batch, continue_key=after, revision=revision)
             except errors.StatusError as exc:
                 if continue_token and exc.code == 410:
                     raise errors.expired(_CONTINUE_TOO_OLD) from None
+                if continue_token and exc.code == 500:  # e.g. a forged token from the future
+                    raise errors.bad_request(f"continue key is not valid: {exc.message}") from None
                 raise
             revision = res.revision
             for kv in res.items:

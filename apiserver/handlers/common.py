@@ -6,6 +6,7 @@ server's job is to pass Kubernetes objects through faithfully, unknown fields an
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,8 @@ def json_response(obj: Any, code: int = 200, warnings: list[str] | None = None) 
     headers = {}
     if warnings:
         # One header value per warning, in the RFC 7234 form kubectl prints ("Warning: ...").
-        headers["Warning"] = ", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in warnings[:20])
+        # Escaped like Go's %q: quotes, backslashes, control and non-ASCII characters become escapes.
+        headers["Warning"] = ", ".join("299 - " + json.dumps(w) for w in warnings[:20])
     return Response(content=dumps(obj), status_code=code, media_type="application/json", headers=headers)
 
 
@@ -121,9 +123,12 @@ def int_param(request: Request, name: str, default: int | None = None) -> int | 
     if raw in (None, ""):
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise errors.bad_request(f"invalid value for {name}: {raw!r} is not an integer") from None
+    if not -(2**63) <= value < 2**63:
+        raise errors.bad_request(f"invalid value for {name}: {raw} does not fit in a 64-bit integer")
+    return value
 
 
 def bool_param(request: Request, name: str) -> bool:

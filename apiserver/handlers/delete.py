@@ -37,7 +37,7 @@ ORPHAN, FOREGROUND = "orphan", "foregroundDeletion"
 
 
 async def delete_options(server: APIServer, request: Request) -> dict[str, Any]:
-    """DeleteOptions from the body (kubectl sends one) merged with query parameters."""
+    """DeleteOptions from the body (kubectl sends one) merged with query parameters, type-checked."""
     raw = await read_body(request, server.config.max_request_bytes)
     opts: dict[str, Any] = {}
     if raw.strip():
@@ -52,12 +52,24 @@ async def delete_options(server: APIServer, request: Request) -> dict[str, Any]:
         opts["propagationPolicy"] = request.query_params["propagationPolicy"]
     if request.query_params.get("orphanDependents"):
         opts["orphanDependents"] = bool_param(request, "orphanDependents")
+    _check_options(opts)
+    return opts
+
+
+def _check_options(opts: dict[str, Any]) -> None:
+    grace = opts.get("gracePeriodSeconds")
+    if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool) or not 0 <= grace < 2**63):
+        raise errors.bad_request(f"gracePeriodSeconds: {grace!r} is not a non-negative 64-bit integer")
+    pre = opts.get("preconditions")
+    if pre is not None and (not isinstance(pre, dict) or not all(isinstance(v, str | None) for v in pre.values())):
+        raise errors.bad_request("preconditions must be an object with string uid and resourceVersion")
     policy = opts.get("propagationPolicy")
     if policy not in (None, "Orphan", "Background", "Foreground"):
         raise errors.bad_request(
             f'propagationPolicy: Unsupported value: "{policy}": supported values: "Foreground", "Background", "Orphan"'
         )
-    return opts
+    if not isinstance(opts.get("orphanDependents", False), bool | None):
+        raise errors.bad_request("orphanDependents must be a boolean")
 
 
 def _policy(rt: ResourceType, opts: dict[str, Any]) -> str:
@@ -136,7 +148,7 @@ async def _mark_deleting(
         md["finalizers"] = finalizers or None
         if md["finalizers"] is None:
             del md["finalizers"]
-        deadline = datetime.now(UTC) + timedelta(seconds=grace)
+        deadline = datetime.now(UTC) + timedelta(seconds=min(grace, 10**9))  # ~31 years is forever enough
         current = md.get("deletionTimestamp")
         new_ts = deadline.strftime("%Y-%m-%dT%H:%M:%SZ") if grace else now_rfc3339()
         if not current or (rt.key == "pods" and new_ts < current):

@@ -200,7 +200,7 @@ async def _update_scale(
         if not isinstance(scale, dict):
             raise errors.bad_request("the body must be an autoscaling/v1 Scale object")
         replicas = (scale.get("spec") or {}).get("replicas")
-        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or not 0 <= replicas < 2**31:
             raise errors.invalid(
                 "Scale",
                 "autoscaling",
