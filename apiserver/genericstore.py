@@ -15,7 +15,6 @@ Storage errors are translated into Kubernetes `Status` errors here, once.
 from __future__ import annotations
 
 import base64
-import copy
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -182,9 +181,8 @@ class ResourceStore:
         md = obj["metadata"]
         with storage_errors(self.rt, md["name"]):
             rev = await self.storage.create(self.key(md.get("namespace"), md["name"]), self.encode(obj))
-        out = copy.deepcopy(obj)
-        out["metadata"]["resourceVersion"] = str(rev)
-        return out
+        obj["metadata"]["resourceVersion"] = str(rev)  # the caller hands over the object it built
+        return obj
 
     async def guaranteed_update(
         self,
@@ -205,7 +203,7 @@ class ResourceStore:
             if precondition_rv and precondition_rv != str(kv.revision):
                 raise errors.conflict(self.rt.key, name)
             old = self.decode(kv.value, kv.revision)
-            result = mutate(copy.deepcopy(old))
+            result = mutate(self.decode(kv.value, kv.revision))  # a private copy to change
             new = await result if isinstance(result, Awaitable) else result
             if new is None or self.encode(new) == self.encode(old):
                 return old, old

@@ -6,6 +6,8 @@ Objects inside the server are plain dicts in wire form; these functions keep the
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import uuid
 from datetime import UTC, datetime
@@ -24,8 +26,17 @@ def parse_rfc3339(ts: str) -> datetime:
     return datetime.fromisoformat(ts.replace("Z", "+00:00"))
 
 
+_random_pool = bytearray()
+
+
 def new_uid() -> str:
-    return str(uuid.uuid4())
+    """A random (version 4) UUID. Random bytes are drawn 4 KiB at a time: one system call per 256 uids."""
+    global _random_pool
+    if len(_random_pool) < 16:
+        _random_pool = bytearray(os.urandom(4096))
+    raw = bytes(_random_pool[:16])
+    del _random_pool[:16]
+    return str(uuid.UUID(bytes=raw, version=4))
 
 
 def generate_name(prefix: str) -> str:
@@ -39,6 +50,11 @@ def meta(obj: dict[str, Any]) -> dict[str, Any]:
         m = {}
         obj["metadata"] = m
     return m
+
+
+def clone(obj: Any) -> Any:
+    """A deep copy of a JSON-shaped value; several times faster than copy.deepcopy for these."""
+    return json.loads(json.dumps(obj))
 
 
 def spec_of(obj: dict[str, Any]) -> dict[str, Any]:

@@ -11,12 +11,11 @@ Two rules every teaching cluster should show clearly:
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from api.quantity import parse_quantity
 from api.registry import ResourceType
-from apiserver.objectmeta import new_uid, now_rfc3339, spec_of
+from apiserver.objectmeta import clone, new_uid, now_rfc3339, spec_of
 
 
 def has_status(rt: ResourceType) -> bool:
@@ -47,12 +46,12 @@ def prepare_for_update(
 ) -> dict[str, Any]:
     """Merge what the client may change into the stored object; returns the object to validate."""
     if subresource == "status":
-        result = copy.deepcopy(old)
+        result = clone(old)
         result["status"] = new.get("status", {})
         return result
     if has_status(rt):
         if "status" in old:
-            new["status"] = copy.deepcopy(old["status"])
+            new["status"] = clone(old["status"])
         else:
             new.pop("status", None)
     md, old_md = new.setdefault("metadata", {}), old["metadata"]

@@ -12,7 +12,6 @@ Scale, for `kubectl scale` and autoscalers.
 
 from __future__ import annotations
 
-import copy
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from api.registry import ResourceType
 from apiserver import codec, services
 from apiserver.admission import Attributes
 from apiserver.handlers.common import check_body_identity, field_validation, json_response, read_body
+from apiserver.objectmeta import clone
 from apiserver.registry.defaults import apply_defaults, carry_over_service_allocations
 from apiserver.registry.validation import validate_update
 from apiserver.routing import RequestInfo
@@ -49,7 +49,7 @@ async def update_object(
     """Apply `make_new(old) -> desired` as a guarded update and return the stored result."""
 
     async def mutate(old: dict[str, Any]) -> dict[str, Any]:
-        desired = make_new(copy.deepcopy(old))
+        desired = make_new(clone(old))
         if inspect.isawaitable(desired):
             desired = await desired
         assert isinstance(desired, dict)
