@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up test lint bench clean
+.PHONY: up down test lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,7 +13,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 up: $(STAMP)
-	$(BIN)/mini-apiserver --data-dir .mini-k8s
+	$(BIN)/mini-k8s up --data-dir .mini-k8s
+
+down: $(STAMP)
+	$(BIN)/mini-k8s down --data-dir .mini-k8s
 
 lint: $(STAMP)
 	$(BIN)/lint-imports

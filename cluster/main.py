@@ -1,20 +1,211 @@
-"""Entry point of `mini-k8s`.
+"""`mini-k8s`: up, down, status - a whole cluster on one machine, one process per component.
 
-Not built yet: it is the subject of issue 6. Until then the command answers `--help` and
-refuses to pretend, so nobody mistakes a placeholder for a working component.
+    mini-k8s up                      # API server + controller-manager + scheduler + 3 kubelets
+    mini-k8s up -d --nodes 5         # in the background; PIDs in .mini-k8s/run/
+    mini-k8s status
+    mini-k8s down
+
+Timing flags (`--node-monitor-grace-period 10s`, `--node-status-update-frequency 2s`, …) are
+passed to the component that owns them, so the node-failure lab takes seconds instead of
+minutes; anything else goes through `--kube-apiserver-arg`, `--kube-controller-manager-arg`,
+`--kube-scheduler-arg` and `--kubelet-arg` (k3s's names), e.g. `--kubelet-arg=--cpu=8`.
 """
 
-import sys
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-app = typer.Typer(add_completion=False, help="mini-k8s: starts the whole stack locally as separate processes. (not implemented yet: see docs/STATUS.md).")
+from cluster.plan import ClusterOptions
+from cluster.ports import kubelet_ports, port_free
+from cluster.processes import stop_all
+from cluster.state import RunState
+
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True,
+    help="mini-k8s: starts the whole stack locally as separate processes.",
+)  # fmt: skip
+
+DataDir = Annotated[str, typer.Option("--data-dir", help="Store (embedded SQLite), logs and PIDs.")]
+Duration = str | None
 
 
-@app.callback(invoke_without_command=True)
-def run() -> None:
-    typer.echo("mini-k8s is not implemented yet (issue 6); see docs/STATUS.md.", err=True)
-    sys.exit(1)
+def data_dir_path(text: str) -> Path:
+    return Path(text).expanduser().absolute()
+
+
+def _fail(msg: str) -> None:
+    typer.echo(f"✗ {msg}", err=True)
+    raise typer.Exit(1)
+
+
+@app.command()
+def up(
+    data_dir: DataDir = "./.mini-k8s",
+    etcd_servers: Annotated[
+        str, typer.Option("--etcd-servers", help="Use etcd instead of the embedded store.")
+    ] = "",
+    etcd_prefix: Annotated[str, typer.Option("--etcd-prefix", help="Key prefix in etcd.")] = "",
+    nodes: Annotated[int, typer.Option("--nodes", min=0, help="Kubelet processes, one node each.")] = 3,
+    port: Annotated[int, typer.Option("--port", help="API server port.")] = 8080,
+    bind_address: Annotated[str, typer.Option("--bind-address", help="API server address.")] = "127.0.0.1",
+    controller_manager_port: Annotated[int, typer.Option("--controller-manager-port")] = 10252,
+    scheduler_port: Annotated[int, typer.Option("--scheduler-port")] = 10251,
+    kubelet_port: Annotated[
+        int, typer.Option("--kubelet-port", help="node-1's; the others the next free.")
+    ] = 10250,
+    node_monitor_period: Annotated[Duration, typer.Option("--node-monitor-period")] = None,
+    node_monitor_grace_period: Annotated[Duration, typer.Option("--node-monitor-grace-period")] = None,
+    node_status_update_frequency: Annotated[Duration, typer.Option("--node-status-update-frequency")] = None,
+    node_lease_duration: Annotated[Duration, typer.Option("--node-lease-duration")] = None,
+    pod_startup_delay: Annotated[Duration, typer.Option("--pod-startup-delay")] = None,
+    cpu: Annotated[str | None, typer.Option("--cpu", help="Each node's cpu capacity.")] = None,
+    memory: Annotated[str | None, typer.Option("--memory", help="Each node's memory capacity.")] = None,
+    max_pods: Annotated[int | None, typer.Option("--max-pods")] = None,
+    not_ready_toleration: Annotated[
+        int | None, typer.Option("--default-not-ready-toleration-seconds")
+    ] = None,
+    unreachable_toleration: Annotated[
+        int | None, typer.Option("--default-unreachable-toleration-seconds")
+    ] = None,
+    apiserver_arg: Annotated[list[str] | None, typer.Option("--kube-apiserver-arg")] = None,
+    controller_manager_arg: Annotated[list[str] | None, typer.Option("--kube-controller-manager-arg")] = None,
+    scheduler_arg: Annotated[list[str] | None, typer.Option("--kube-scheduler-arg")] = None,
+    kubelet_arg: Annotated[list[str] | None, typer.Option("--kubelet-arg")] = None,
+    kubeconfig: Annotated[
+        str,
+        typer.Option(
+            "--kubeconfig", help="Write here (default: $KUBECONFIG's first file, else ~/.kube/config)."
+        ),
+    ] = "",
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds until every node must be Ready.")
+    ] = 60.0,
+    detach: Annotated[
+        bool, typer.Option("-d", "--detach", help="Start in the background and return.")
+    ] = False,
+    verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity of every component.")] = 0,
+) -> None:
+    """Start the cluster; with -d return once every node is Ready, else run until Ctrl-C."""
+    path = data_dir_path(data_dir)
+    _refuse_if_running(path)
+    wanted = [
+        ("--port", port, "the API server", bind_address),
+        ("--controller-manager-port", controller_manager_port, "the controller-manager", "127.0.0.1"),
+        ("--scheduler-port", scheduler_port, "the scheduler", "127.0.0.1"),
+    ]
+    if nodes:
+        wanted.append(("--kubelet-port", kubelet_port, "node-1's kubelet", "127.0.0.1"))
+    taken = _refuse_busy_ports(wanted)
+    opts = ClusterOptions(
+        data_dir=path,
+        port=port,
+        bind_address=bind_address,
+        nodes=nodes,
+        etcd_servers=etcd_servers,
+        etcd_prefix=etcd_prefix,
+        controller_manager_port=controller_manager_port,
+        scheduler_port=scheduler_port,
+        kubelet_ports=kubelet_ports(kubelet_port, nodes, reserved=taken) if nodes else [],
+        node_monitor_period=node_monitor_period,
+        node_monitor_grace_period=node_monitor_grace_period,
+        node_status_update_frequency=node_status_update_frequency,
+        node_lease_duration=node_lease_duration,
+        pod_startup_delay=pod_startup_delay,
+        cpu=cpu,
+        memory=memory,
+        max_pods=max_pods,
+        default_not_ready_toleration_seconds=not_ready_toleration,
+        default_unreachable_toleration_seconds=unreachable_toleration,
+        verbosity=verbosity,
+        apiserver_args=apiserver_arg or [],
+        controller_manager_args=controller_manager_arg or [],
+        scheduler_args=scheduler_arg or [],
+        kubelet_args=kubelet_arg or [],
+    )
+    path.mkdir(parents=True, exist_ok=True)
+    from cluster.up import run_up  # imports the client library: only `up` and `status` need it
+
+    raise typer.Exit(asyncio.run(run_up(opts, detach=detach, timeout=timeout, kubeconfig=kubeconfig)))
+
+
+@app.command()
+def down(
+    data_dir: DataDir = "./.mini-k8s",
+    stop_timeout: Annotated[float, typer.Option("--timeout", help="Seconds before SIGKILL.")] = 10.0,
+) -> None:
+    """Stop every component started from this data dir (SIGTERM, then SIGKILL). Data is kept."""
+    path = data_dir_path(data_dir)
+    state = RunState.load(path)
+    if state is None:
+        typer.echo(f"nothing is running from {path}")
+        return
+    stop_all(state.running(), timeout=stop_timeout, report=typer.echo)
+    state.clear()
+    typer.echo(f"mini-k8s stopped (data kept in {path})")
+
+
+@app.command()
+def status(data_dir: DataDir = "./.mini-k8s") -> None:
+    """Which components run (PID, port), and the nodes as the API server sees them."""
+    path = data_dir_path(data_dir)
+    state = RunState.load(path)
+    if state is None:
+        typer.echo(f"mini-k8s is not running from {path}")
+        raise typer.Exit(1)
+    alive = {h.name for h in state.running()}
+    typer.echo(f"{'COMPONENT':<24}{'PID':<9}{'PORT':<7}STATUS")
+    for c in state.components:
+        typer.echo(
+            f"{c['name']:<24}{c['pid']:<9}{c['port']:<7}{'running' if c['name'] in alive else 'exited'}"
+        )
+    from cluster.readiness import node_ready
+
+    nodes = asyncio.run(_nodes(state.server))
+    typer.echo(f"\nAPI server {state.server}: {len(nodes)} node(s)")
+    for n in nodes:
+        typer.echo(f"  {n['metadata']['name']:<22}{'Ready' if node_ready(n) else 'NotReady'}")
+
+
+async def _nodes(server: str) -> list[dict[str, Any]]:
+    from cluster.readiness import Prober
+
+    prober = Prober(server)
+    try:
+        return await prober.nodes()
+    finally:
+        await prober.aclose()
+
+
+def _refuse_if_running(path: Path) -> None:
+    previous = RunState.load(path)
+    if previous is None:
+        return
+    if alive := previous.running():
+        pids = ", ".join(f"{h.name}={h.pid}" for h in alive)
+        _fail(
+            f"mini-k8s is already running from {path} ({pids}).\n"
+            f"  Stop it first: mini-k8s down --data-dir {path}"
+        )
+    previous.clear()  # stale: its processes are gone
+
+
+def _refuse_busy_ports(wanted: list[tuple[str, int, str, str]]) -> set[int]:
+    """Every (flag, port, who, host) must be distinct and free; returns the ports."""
+    seen: set[int] = set()
+    for flag, port, who, host in wanted:
+        if port in seen:
+            _fail(f"port {port} is given to two components; choose another with {flag}")
+        seen.add(port)
+        if not port_free(port, "127.0.0.1" if host in ("0.0.0.0", "::", "") else host):
+            _fail(
+                f"port {port} is already in use, so {who} cannot listen on it. Is another mini-k8s or "
+                f"API server running? Stop it, or choose another port with {flag}."
+            )
+    return seen
 
 
 def main() -> None:

@@ -1,0 +1,5 @@
+"""`python -m cluster` is `mini-k8s`."""
+
+from cluster.main import main
+
+main()

@@ -1,0 +1,185 @@
+"""The plan of a local cluster: which processes `mini-k8s up` starts, with which flags.
+
+Pure data, no I/O, so it can be printed, tested and reasoned about. The order of the list is the
+start order; `down` and Ctrl-C stop in the reverse order (kubelets first, API server last), the
+way you would drain a real control plane: nothing talks to an API server that is already gone.
+
+Every component gets `--master http://127.0.0.1:<port>` rather than a kubeconfig: a component
+must keep talking to *this* cluster even if the user switches kubectl's current context.
+
+Ports (each must be free; `up` refuses to start otherwise):
+- API server: `--port` (8080, the old insecure port that kubectl falls back to);
+- controller-manager 10252 and scheduler 10251 (their historical /healthz ports);
+- kubelets: node-1 on `--kubelet-port` (10250), the others on the next free ports above it,
+  skipping the ports above. Each kubelet reports InternalIP 127.0.0.1 and its own port in
+  `status.daemonEndpoints`, so `kubectl logs` through the API server reaches the right one.
+
+Pod networks: node-i gets `--pod-cidr 10.244.<i-1>.0/24`, so pod IPs are unique cluster-wide.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# (component kind, python package) - the package is what runs as `python -m <package>`.
+MODULES = {
+    "apiserver": "apiserver",
+    "controller-manager": "controller_manager",
+    "scheduler": "scheduler",
+    "kubelet": "kubelet",
+}
+
+
+@dataclass(frozen=True)
+class Component:
+    """One process of the cluster."""
+
+    name: str  # "apiserver", "controller-manager", "scheduler", "kubelet-node-1"
+    kind: str  # a key of MODULES
+    args: tuple[str, ...]
+    port: int  # where it answers /readyz (API server) or /healthz (everything else)
+    node: str = ""  # kubelets only: the Node it registers
+
+    @property
+    def module(self) -> str:
+        return MODULES[self.kind]
+
+    @property
+    def health_path(self) -> str:
+        return "/readyz" if self.kind == "apiserver" else "/healthz"
+
+
+@dataclass
+class ClusterOptions:
+    """Everything `mini-k8s up` was asked for. Optional timing flags are passed through only when
+    set, so each component keeps Kubernetes' defaults unless the user shrinks them."""
+
+    data_dir: Path
+    port: int = 8080
+    bind_address: str = "127.0.0.1"
+    nodes: int = 3
+    etcd_servers: str = ""
+    etcd_prefix: str = ""
+    controller_manager_port: int = 10252
+    scheduler_port: int = 10251
+    kubelet_ports: list[int] = field(default_factory=list)  # one per node (see ports.py)
+    # controller-manager
+    node_monitor_period: str | None = None
+    node_monitor_grace_period: str | None = None
+    # kubelet
+    node_status_update_frequency: str | None = None
+    node_lease_duration: str | None = None
+    pod_startup_delay: str | None = None
+    cpu: str | None = None
+    memory: str | None = None
+    max_pods: int | None = None
+    # API server
+    default_not_ready_toleration_seconds: int | None = None
+    default_unreachable_toleration_seconds: int | None = None
+    verbosity: int = 0
+    # escape hatches, named like k3s's: any flag the options above do not cover
+    apiserver_args: list[str] = field(default_factory=list)
+    controller_manager_args: list[str] = field(default_factory=list)
+    scheduler_args: list[str] = field(default_factory=list)
+    kubelet_args: list[str] = field(default_factory=list)
+
+    @property
+    def server(self) -> str:
+        """The URL clients use (loopback even when the API server binds 0.0.0.0)."""
+        host = "127.0.0.1" if self.bind_address in ("0.0.0.0", "::", "") else self.bind_address
+        return f"http://{host}:{self.port}"
+
+
+def node_names(count: int) -> list[str]:
+    return [f"node-{i}" for i in range(1, count + 1)]
+
+
+def pod_cidr(index: int) -> str:
+    """node-1 gets 10.244.0.0/24, node-2 10.244.1.0/24, … (inside the kubelet's default
+    --cluster-cidr 10.244.0.0/14). Pinned, because kubelet *processes* that start in the same
+    instant would otherwise each pick the lowest free range - the same one."""
+    return f"{ipaddress.ip_address('10.244.0.0') + 256 * index}/24"
+
+
+def _optional(flag: str, value: object) -> list[str]:
+    return [] if value is None else [flag, str(value)]
+
+
+def _split_extra(values: list[str]) -> list[str]:
+    """`--kubelet-arg='--cpu 8'` or `--kubelet-arg=--cpu=8`: each value may hold several words."""
+    out: list[str] = []
+    for v in values:
+        out.extend(v.split())
+    return out
+
+
+def plan(opts: ClusterOptions) -> list[Component]:
+    """The processes to start, in start order."""
+    verbose = ["-v", str(opts.verbosity)] if opts.verbosity else []
+    master = ["--master", opts.server]
+
+    api_args = [
+        "--data-dir",
+        str(opts.data_dir),
+        "--bind-address",
+        opts.bind_address,
+        "--port",
+        str(opts.port),
+    ]
+    if opts.etcd_servers:
+        api_args += ["--etcd-servers", opts.etcd_servers]
+        api_args += _optional("--etcd-prefix", opts.etcd_prefix or None)
+    api_args += _optional("--default-not-ready-toleration-seconds", opts.default_not_ready_toleration_seconds)
+    api_args += _optional(
+        "--default-unreachable-toleration-seconds", opts.default_unreachable_toleration_seconds
+    )
+    components = [
+        Component(
+            "apiserver", "apiserver", (*api_args, *verbose, *_split_extra(opts.apiserver_args)), opts.port
+        )
+    ]
+
+    cm_args = [*master, "--port", str(opts.controller_manager_port)]
+    cm_args += _optional("--node-monitor-period", opts.node_monitor_period)
+    cm_args += _optional("--node-monitor-grace-period", opts.node_monitor_grace_period)
+    components.append(
+        Component(
+            "controller-manager",
+            "controller-manager",
+            (*cm_args, *verbose, *_split_extra(opts.controller_manager_args)),
+            opts.controller_manager_port,
+        )
+    )
+    sched_args = [*master, "--port", str(opts.scheduler_port)]
+    components.append(
+        Component(
+            "scheduler",
+            "scheduler",
+            (*sched_args, *verbose, *_split_extra(opts.scheduler_args)),
+            opts.scheduler_port,
+        )
+    )
+
+    if len(opts.kubelet_ports) < opts.nodes:
+        raise ValueError(f"need {opts.nodes} kubelet ports, got {len(opts.kubelet_ports)}")
+    for index, (node, port) in enumerate(zip(node_names(opts.nodes), opts.kubelet_ports, strict=False)):
+        kl_args = [*master, "--node-name", node, "--port", str(port), "--address", "127.0.0.1"]
+        kl_args += ["--pod-cidr", pod_cidr(index)]
+        kl_args += _optional("--node-status-update-frequency", opts.node_status_update_frequency)
+        kl_args += _optional("--node-lease-duration", opts.node_lease_duration)
+        kl_args += _optional("--pod-startup-delay", opts.pod_startup_delay)
+        kl_args += _optional("--cpu", opts.cpu)
+        kl_args += _optional("--memory", opts.memory)
+        kl_args += _optional("--max-pods", opts.max_pods)
+        components.append(
+            Component(
+                f"kubelet-{node}",
+                "kubelet",
+                (*kl_args, *verbose, *_split_extra(opts.kubelet_args)),
+                port,
+                node,
+            )
+        )
+    return components

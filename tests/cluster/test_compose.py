@@ -1,0 +1,261 @@
+"""docker-compose.yml, checked without Docker (there is no Docker engine on the CI machines).
+
+Three layers, each catching what the one before cannot:
+1. structure: the services, one image for every component, `depends_on` with
+   `condition: service_healthy`, a healthcheck on each, the API server published on 8080;
+2. flags: every service's `command` is parsed by its own CLI (`python -m <pkg> <args> --help`):
+   click rejects an unknown option while parsing, before `--help` is acted on;
+3. the stack itself: etcd from the `etcd` binary, then every component started from the compose
+   file's *own* command, rewritten for one host (rules below), until three nodes are Ready -
+   and every service's healthcheck command, rewritten the same way, passes against it.
+
+Rewrite rules (containers have their own network namespace and DNS; one host has neither):
+- `http://etcd:2379`       -> the test etcd's URL;
+- `http://apiserver:8080`  -> http://127.0.0.1:<the API server's free port>;
+- `--port N`               -> a free port per service (three kubelets cannot all have 10250);
+- `--bind-address 0.0.0.0` -> 127.0.0.1 (tests listen on loopback only);
+- `--address <service>`    -> 127.0.0.1 (a service name resolves only inside the compose network);
+- a healthcheck's `127.0.0.1:N` -> 127.0.0.1:<that service's free port>.
+Nothing else changes: node names, pod CIDRs, --leader-elect and so on run exactly as written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from tests.support.component import REPO, ComponentProcess, free_port, wait_for
+from tests.support.etcd import EtcdProcess, etcd_binary
+
+COMPOSE = REPO / "docker-compose.yml"
+SCRIPTS = {  # console script -> the package it runs (pyproject's [project.scripts])
+    "mini-apiserver": "apiserver",
+    "mini-controller-manager": "controller_manager",
+    "mini-scheduler": "scheduler",
+    "mini-kubelet": "kubelet",
+}
+KUBELETS = ["kubelet-1", "kubelet-2", "kubelet-3"]
+COMPONENTS = ["apiserver", "controller-manager", "scheduler", *KUBELETS]
+
+
+@pytest.fixture(scope="module")
+def services() -> dict[str, Any]:
+    doc = yaml.safe_load(COMPOSE.read_text())  # safe_load understands the `<<:` merge key
+    return dict(doc["services"])
+
+
+def flag(command: list[str], name: str) -> str | None:
+    """The value of `--name=value` or `--name value` in a command line."""
+    for i, arg in enumerate(command):
+        if arg == name and i + 1 < len(command):
+            return command[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def health_port(service: dict[str, Any]) -> int:
+    match = re.search(r"127\.0\.0\.1:(\d+)/", " ".join(service["healthcheck"]["test"]))
+    assert match, service["healthcheck"]
+    return int(match.group(1))
+
+
+# ------------------------------------------------------------------ 1. structure
+
+
+def test_compose_runs_etcd_and_every_component_from_one_image(services: dict[str, Any]) -> None:
+    assert set(services) == {"etcd", *COMPONENTS}
+    etcd_image = r"(gcr\.io/etcd-development/etcd|quay\.io/coreos/etcd):v3\.5\.\d+"
+    assert re.fullmatch(etcd_image, services["etcd"]["image"])
+    images = {(services[name].get("build"), services[name].get("image")) for name in COMPONENTS}
+    assert images == {(".", "mini-k8s:latest")}
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert dockerfile.count("FROM python:3.11-slim") == 1 and "pip install ." in dockerfile
+    ignored = (REPO / ".dockerignore").read_text().split()
+    assert {".venv", ".git", ".mini-k8s", "tests"} <= set(ignored)  # the image holds sources only
+    assert {services[name]["command"][0] for name in COMPONENTS} == set(SCRIPTS)
+
+
+def test_each_service_starts_after_its_dependency_is_healthy_and_has_a_healthcheck(
+    services: dict[str, Any],
+) -> None:
+    assert services["apiserver"]["depends_on"] == {"etcd": {"condition": "service_healthy"}}
+    for name in COMPONENTS[1:]:
+        assert services[name]["depends_on"] == {"apiserver": {"condition": "service_healthy"}}, name
+    assert services["etcd"]["healthcheck"]["test"][:2] == ["CMD", "etcdctl"]
+    for name in COMPONENTS:
+        check = services[name]["healthcheck"]
+        assert check["test"][0] == "CMD" and {"interval", "timeout", "retries"} <= set(check), name
+        # the check asks the port the component really listens on
+        assert health_port(services[name]) == int(flag(services[name]["command"], "--port") or 0), name
+    assert "/readyz" in " ".join(services["apiserver"]["healthcheck"]["test"])
+
+
+def test_the_apiserver_uses_etcd_and_is_published_on_8080(services: dict[str, Any]) -> None:
+    api = services["apiserver"]
+    assert api["ports"] == ["8080:8080"]
+    assert flag(api["command"], "--etcd-servers") == "http://etcd:2379"
+    assert flag(api["command"], "--bind-address") == "0.0.0.0"
+    for name in COMPONENTS[1:]:
+        assert flag(services[name]["command"], "--master") == "http://apiserver:8080", name
+
+
+def test_each_kubelet_is_one_node_named_after_its_container(services: dict[str, Any]) -> None:
+    cidrs = set()
+    for name in KUBELETS:
+        cmd = services[name]["command"]
+        assert flag(cmd, "--node-name") == flag(cmd, "--address") == services[name]["hostname"] == name
+        assert flag(cmd, "--nodes") in (None, "1")
+        assert services[name].get("restart") == "no"  # `docker compose stop kubelet-2` must stay stopped
+        cidrs.add(flag(cmd, "--pod-cidr"))
+    assert len(cidrs) == 3 and None not in cidrs
+
+
+# ------------------------------------------------------------------ 2. every flag exists
+
+
+def test_every_command_is_accepted_by_its_cli(services: dict[str, Any]) -> None:
+    procs = {}
+    for name in COMPONENTS:
+        script, *args = services[name]["command"]
+        procs[name] = subprocess.Popen(
+            [sys.executable, "-m", SCRIPTS[script], *args, "--help"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO,
+        )  # fmt: skip
+    for name, proc in procs.items():
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0 and "No such option" not in out, f"{name}: {out}"
+
+
+def test_the_etcd_command_uses_only_flags_etcd_knows(services: dict[str, Any]) -> None:
+    help_text = subprocess.run([etcd_binary(), "--help"], capture_output=True, text=True, timeout=30)
+    known = help_text.stdout + help_text.stderr
+    assert services["etcd"]["command"][0] == "etcd"
+    for arg in services["etcd"]["command"][1:]:
+        assert arg.split("=", 1)[0] in known, arg
+
+
+# ------------------------------------------------------------------ 3. the stack, on loopback
+
+
+def rewrite(command: list[str], urls: dict[str, str], port: int) -> list[str]:
+    """A compose command, made runnable on this host (the rules in the module docstring)."""
+    out = []
+    for arg in command:
+        for compose_url, local_url in urls.items():
+            arg = arg.replace(compose_url, local_url)
+        name, eq, value = arg.partition("=")
+        if eq and name == "--port":
+            arg = f"--port={port}"
+        elif eq and name in ("--bind-address", "--address"):
+            arg = f"{name}=127.0.0.1"
+        out.append(arg)
+    for i, arg in enumerate(out[:-1]):  # the `--flag value` spelling
+        if arg == "--port":
+            out[i + 1] = str(port)
+        elif arg in ("--bind-address", "--address"):
+            out[i + 1] = "127.0.0.1"
+    return out
+
+
+def test_rewrite_handles_both_flag_spellings() -> None:
+    urls = {"http://apiserver:8080": "http://127.0.0.1:1234"}
+    spaced = ["--master", "http://apiserver:8080", "--port", "10250", "--address", "kubelet-1"]
+    assert rewrite(spaced, urls, 99) == [
+        "--master", "http://127.0.0.1:1234", "--port", "99", "--address", "127.0.0.1",
+    ]  # fmt: skip
+    assert rewrite(["--master=http://apiserver:8080", "--port=10250", "--node-name=kubelet-1"], urls, 99) == [
+        "--master=http://127.0.0.1:1234", "--port=99", "--node-name=kubelet-1",
+    ]  # fmt: skip
+
+
+@pytest.fixture
+def etcd() -> Iterator[EtcdProcess]:
+    proc = EtcdProcess(etcd_binary())  # skips without etcd; fails under REQUIRE_ETCD=1
+    try:
+        yield proc.start()
+    finally:
+        proc.cleanup()
+
+
+def test_the_stack_comes_up_from_the_compose_commands(
+    services: dict[str, Any], etcd: EtcdProcess, tmp_path: Path
+) -> None:
+    ports = {name: free_port() for name in COMPONENTS}
+    api_url = f"http://127.0.0.1:{ports['apiserver']}"
+    urls = {"http://etcd:2379": etcd.url, "http://apiserver:8080": api_url}
+    started: list[ComponentProcess] = []
+
+    def start(name: str) -> ComponentProcess:
+        script, *args = services[name]["command"]
+        proc = ComponentProcess(SCRIPTS[script], rewrite(args, urls, ports[name]))
+        started.append(proc.start())
+        return proc
+
+    def running(proc: ComponentProcess) -> None:
+        assert proc.running, f"{proc.module} exited:\n{proc.log_tail()}"
+
+    try:
+        api = start("apiserver")
+        wait_for(lambda: running(api) or httpx.get(f"{api_url}/readyz", timeout=2).status_code == 200,
+                 timeout=30, what="the API server /readyz")  # fmt: skip
+        others = [start(name) for name in COMPONENTS[1:]]
+
+        def three_ready_nodes() -> bool:
+            for proc in others:
+                running(proc)
+            nodes = httpx.get(f"{api_url}/api/v1/nodes", timeout=5).json()["items"]
+            ready = {
+                n["metadata"]["name"]
+                for n in nodes
+                for c in n["status"]["conditions"]
+                if c["type"] == "Ready" and c["status"] == "True"
+            }
+            return ready == set(KUBELETS)
+
+        wait_for(three_ready_nodes, timeout=45, what="kubelet-1..3 Ready")
+
+        # each node reports the address compose gives it (here rewritten to loopback) and its port
+        for node in httpx.get(f"{api_url}/api/v1/nodes", timeout=5).json()["items"]:
+            name = node["metadata"]["name"]
+            assert node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] == ports[name]
+            assert node["spec"]["podCIDR"] == flag(services[name]["command"], "--pod-cidr")
+
+        # every healthcheck, run as Docker would run it inside the container, passes
+        for name in COMPONENTS:
+            test = services[name]["healthcheck"]["test"]
+            assert test[:2] == ["CMD", "python"]
+            compose_addr, local_addr = (
+                f"127.0.0.1:{health_port(services[name])}/",
+                f"127.0.0.1:{ports[name]}/",
+            )
+            cmd = [sys.executable, *(arg.replace(compose_addr, local_addr) for arg in test[2:])]
+            check = subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=_no_proxy())
+            assert check.returncode == 0, f"{name} healthcheck: {check.stderr}"
+
+        # and the way a student checks it: `mini-kubectl get nodes`
+        kubectl = subprocess.run(
+            [sys.executable, "-m", "kubectl", "--server", api_url, "get", "nodes"],
+            capture_output=True, text=True, cwd=REPO, timeout=60, env=_no_proxy(),
+        )  # fmt: skip
+        assert kubectl.returncode == 0, kubectl.stdout + kubectl.stderr
+        lines = kubectl.stdout.splitlines()
+        assert lines[0].split()[:2] == ["NAME", "STATUS"]
+        assert sorted(line.split()[:2] for line in lines[1:]) == [[n, "Ready"] for n in KUBELETS]
+    finally:
+        for proc in reversed(started):
+            proc.stop()
+
+
+def _no_proxy() -> dict[str, str]:
+    proxies = ("http_proxy", "https_proxy", "all_proxy")
+    return {k: v for k, v in os.environ.items() if k.lower() not in proxies}

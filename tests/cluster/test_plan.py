@@ -1,0 +1,64 @@
+"""The plan `mini-k8s up` starts: one process per component, distinct ports, flags that exist."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from cluster.plan import ClusterOptions, plan
+from cluster.ports import kubelet_ports
+from tests.support.component import REPO
+
+
+def every_option_set() -> ClusterOptions:
+    return ClusterOptions(
+        data_dir=Path("/tmp/x"), port=18080, nodes=3, etcd_servers="http://127.0.0.1:2379", etcd_prefix="/p",
+        controller_manager_port=18252, scheduler_port=18251, kubelet_ports=[18250, 18253, 18254],
+        node_monitor_period="1s", node_monitor_grace_period="10s", node_status_update_frequency="2s",
+        node_lease_duration="8s", pod_startup_delay="0.1", cpu="8", memory="16Gi", max_pods=50,
+        default_not_ready_toleration_seconds=30, default_unreachable_toleration_seconds=30, verbosity=1,
+        kubelet_args=["--node-labels=zone=a"],
+    )  # fmt: skip
+
+
+def test_plan_is_one_process_per_component_with_distinct_ports_and_pod_cidrs() -> None:
+    components = plan(every_option_set())
+    assert [c.name for c in components] == [
+        "apiserver", "controller-manager", "scheduler", "kubelet-node-1", "kubelet-node-2", "kubelet-node-3",
+    ]  # fmt: skip
+    assert len({c.port for c in components}) == len(components)
+    cidrs = [c.args[c.args.index("--pod-cidr") + 1] for c in components if c.kind == "kubelet"]
+    assert cidrs == ["10.244.0.0/24", "10.244.1.0/24", "10.244.2.0/24"]
+    for c in components[1:]:
+        assert c.args[:2] == ("--master", "http://127.0.0.1:18080")
+
+
+def test_timing_flags_are_passed_only_when_given() -> None:
+    bare = plan(ClusterOptions(data_dir=Path("/tmp/x"), nodes=1, kubelet_ports=[10250]))
+    assert all("--node-monitor-grace-period" not in c.args for c in bare)
+    full = plan(every_option_set())
+    assert "--node-monitor-grace-period" in full[1].args and "--node-lease-duration" in full[3].args
+
+
+def test_kubelet_ports_skip_the_ports_given_to_others() -> None:
+    assert kubelet_ports(10250, 3, reserved={10251, 10252}) == [10250, 10253, 10254]
+
+
+def test_every_flag_up_passes_exists_in_the_component_cli() -> None:
+    """`python -m <pkg> <args> --help`: click rejects an unknown option before acting on --help,
+    so this catches a component renaming a flag that `mini-k8s up` still passes."""
+    one_per_kind = {c.kind: c for c in plan(every_option_set())}
+    procs = {
+        kind: subprocess.Popen(
+            [sys.executable, "-m", c.module, *c.args, "--help"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=REPO,
+        )
+        for kind, c in one_per_kind.items()
+    }
+    for kind, proc in procs.items():
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0 and "No such option" not in out, f"{kind}: {out}"
