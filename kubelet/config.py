@@ -1,0 +1,123 @@
+"""The kubelet's settings, one per flag, spelled as the real kubelet spells them.
+
+Durations accept seconds (`10`, `0.5`) or Go-style strings (`10s`, `5m`, `100ms`, `1h30m`).
+`--node-labels` and `--register-with-taints` use the kubelet's own syntax:
+
+    --node-labels disk=ssd,zone=a
+    --register-with-taints dedicated=gpu:NoSchedule,maintenance:NoExecute
+
+One process can simulate many nodes (`--nodes N`): they are `<node-name>-0 … <node-name>-(N-1)`
+(with N = 1 the node is just `<node-name>`), the way KWOK fakes a thousand nodes on a laptop.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from dataclasses import dataclass, field
+from typing import Any
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def parse_duration(text: str | float | int) -> float:
+    """Seconds from `40`, `0.5`, `40s`, `5m`, `100ms` or `1h30m`."""
+    if isinstance(text, int | float):
+        return float(text)
+    s = text.strip()
+    try:
+        return float(s)
+    except ValueError:
+        pass
+    pos, total = 0, 0.0
+    for m in _PART.finditer(s):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNITS[m.group(2)]
+        pos = m.end()
+    if pos != len(s) or not s:
+        raise ValueError(f"invalid duration {text!r}: use seconds or a Go duration like 10s, 5m, 100ms")
+    return total
+
+
+def go_duration(seconds: float) -> str:
+    """Format like Go's time.Duration.String(): 10s, 1m20s, 5m0s, 200ms - what kubelet messages show."""
+    if seconds <= 0:
+        return "0s"
+    if seconds < 1:
+        ms = seconds * 1000
+        return f"{ms:g}ms" if ms >= 1 else f"{seconds * 1e6:g}µs"
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{secs:.9f}".rstrip("0").rstrip(".") + "s"
+    if hours:
+        return f"{int(hours)}h{int(minutes)}m{text}"
+    if minutes:
+        return f"{int(minutes)}m{text}"
+    return text
+
+
+def parse_labels(text: str) -> dict[str, str]:
+    """`k=v,k2=v2` -> {"k": "v", "k2": "v2"}."""
+    out: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep or not key:
+            raise ValueError(f"invalid label {part!r}: expected key=value")
+        out[key] = value
+    return out
+
+
+def parse_taints(text: str) -> list[dict[str, Any]]:
+    """`key=value:Effect,key2:Effect` -> Node taints (value optional, as in the kubelet)."""
+    taints: list[dict[str, Any]] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        kv, sep, effect = part.rpartition(":")
+        if not sep or effect not in TAINT_EFFECTS:
+            raise ValueError(f"invalid taint {part!r}: expected key=value:Effect with Effect in {TAINT_EFFECTS}")
+        key, _, value = kv.partition("=")
+        taint: dict[str, Any] = {"key": key, "effect": effect}
+        if value:
+            taint["value"] = value
+        taints.append(taint)
+    return taints
+
+
+@dataclass
+class KubeletConfig:
+    master: str = ""
+    kubeconfig: str = ""
+    node_name: str = field(default_factory=lambda: socket.gethostname().lower())
+    nodes: int = 1
+    cpu: str = "4"
+    memory: str = "8Gi"
+    max_pods: int = 110
+    node_labels: dict[str, str] = field(default_factory=dict)
+    register_with_taints: list[dict[str, Any]] = field(default_factory=list)
+    node_status_update_frequency: float = 10.0
+    node_lease_duration: float = 40.0
+    pod_startup_delay: float = 1.0
+    port: int = 10250
+    address: str = "127.0.0.1"
+    cluster_cidr: str = "10.244.0.0/14"  # room for 1,024 nodes with a /24 each
+    pod_cidr: str = ""  # fixed podCIDR for a single node (the kubelet's own --pod-cidr)
+    kube_api_qps: float = 50.0
+    kube_api_burst: int = 100
+    crashloop_backoff_base: float = 10.0
+    crashloop_backoff_max: float = 300.0
+    job_run_time: float = 2.0
+    log_line_interval: float = 10.0
+    container_stop_delay: float = 0.0
+    verbosity: int = 0
+
+    def node_names(self) -> list[str]:
+        if self.nodes <= 1:
+            return [self.node_name]
+        return [f"{self.node_name}-{i}" for i in range(self.nodes)]
+
+    @property
+    def lease_renew_interval(self) -> float:
+        """Kubernetes renews every quarter of the lease duration (10 s of 40 s)."""
+        return self.node_lease_duration / 4

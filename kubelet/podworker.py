@@ -1,0 +1,313 @@
+"""PodWorker: one per pod bound to one of our nodes - drives it from Pending to the end.
+
+Desired state: the pod's spec (its containers, restartPolicy) and its metadata (a
+deletionTimestamp means "stop and go away"), read fresh from the informer cache at every pass.
+Current state: the fake containers this worker runs (containers.py), and the status the API shows.
+The difference, each pass:
+  1. advance the containers to "now": start what should start (after --pod-startup-delay for the
+     sandbox, init containers one by one, then the app containers), end what the plan ends,
+     restart what restartPolicy restarts (with the CrashLoopBackOff back-off);
+  2. deletionTimestamp set: stop every running container (the Killing event), report them
+     terminated, then DELETE the pod with gracePeriodSeconds=0 and a uid precondition, which is
+     what removes it from the API;
+  3. compute the PodStatus; if it differs from the API's, PUT it to pods/<name>/status (the
+     resourceVersion makes it a compare-and-swap; on 409 Conflict re-read and try again);
+  4. sleep until the next thing is due (a plan ends, a back-off expires) or the informer says
+     the pod changed - whichever is first.
+This is Kubernetes' pod worker + status manager, shrunk: one asyncio task per pod, level-triggered
+(any number of wake-ups collapse into one pass over the newest pod).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from api.errors import ConflictError, NotFoundError, StatusError
+from client import NORMAL, WARNING, ConnectionFailed
+from kubelet import podstatus
+from kubelet.config import go_duration
+from kubelet.containers import Container, rfc3339
+from kubelet.logs import Run
+from kubelet.runtime import is_job_pod, plan_for
+
+if TYPE_CHECKING:
+    from kubelet.kubelet import Kubelet
+    from kubelet.node import NodeState
+
+log = logging.getLogger("kubelet.podworker")
+MAX_STATUS_ATTEMPTS = 5
+
+
+class PodWorker:
+    def __init__(self, kubelet: Kubelet, node: NodeState, pod: dict[str, Any]) -> None:
+        self.kubelet = kubelet
+        self.node = node
+        md = pod["metadata"]
+        self.namespace, self.name, self.uid = md.get("namespace") or "default", md["name"], md.get("uid")
+        self.key = f"{self.namespace}/{self.name}"
+        spec = pod.get("spec") or {}
+        self.policy = spec.get("restartPolicy") or "Always"
+        self.host_network = bool(spec.get("hostNetwork"))
+        job = is_job_pod(pod)
+        cfg = kubelet.config
+        self.inits = [
+            Container(c["name"], c.get("image") or "", plan_for(c, finishes=True, job_run_time=cfg.job_run_time),
+                      is_init=True, reason="PodInitializing")
+            for c in spec.get("initContainers") or []
+        ]  # fmt: skip
+        main_reason = "PodInitializing" if self.inits else "ContainerCreating"
+        self.mains = [
+            Container(c["name"], c.get("image") or "", plan_for(c, finishes=job, job_run_time=cfg.job_run_time),
+                      reason=main_reason)
+            for c in spec.get("containers") or []
+        ]  # fmt: skip
+        all_specs = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+        self.pull_policy = {c["name"]: c.get("imagePullPolicy") or "IfNotPresent" for c in all_specs}
+        self.sandbox_ready_at = time.time() + cfg.pod_startup_delay
+        self.pod_ip: str | None = None
+        self.start_time: str | None = None
+        self.terminal = False  # Succeeded/Failed: nothing will run again
+        self.deleted = False  # we sent the final DELETE
+        self.stop_at: float | None = None
+        self._written: tuple[str | None, dict[str, Any]] | None = None  # (the RV we wrote over, status)
+        self.wake = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+        self._adopt(pod)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        self.task = asyncio.create_task(self._loop(), name=f"pod:{self.key}")
+
+    def notify(self) -> None:
+        self.wake.set()
+
+    def _adopt(self, pod: dict[str, Any]) -> None:
+        """A pod some earlier kubelet process already ran: continue where it left off. Claiming
+        its IP here (synchronously, in the informer handler) keeps it from being handed out to a
+        new pod first."""
+        status = pod.get("status") or {}
+        self.start_time = status.get("startTime")
+        ip = status.get("podIP")
+        if ip and not self.host_network and self.node.allocator.claim(ip):
+            self.pod_ip = ip
+        by_name = {s.get("name"): s for s in [*(status.get("initContainerStatuses") or []),
+                                              *(status.get("containerStatuses") or [])]}  # fmt: skip
+        started = [c for c in [*self.inits, *self.mains] if by_name.get(c.name, {}).get("containerID")]
+        for c in started:
+            c.adopt(by_name[c.name])
+            c.run = self._new_run(c, c.started_at or time.time())
+            if c.state == "terminated" and c.run is not None:
+                c.run.finish(c.finished_at or time.time(), c.exit_code)
+        if started:
+            self.sandbox_ready_at = 0.0
+        if status.get("phase") in ("Succeeded", "Failed"):
+            self.terminal = True
+
+    async def _loop(self) -> None:
+        try:
+            while True:
+                pod = self.kubelet.pods.get(self.key)
+                if pod is None or pod["metadata"].get("uid") != self.uid:
+                    return  # deleted (or replaced by a new pod of the same name: its own worker)
+                deadline = None
+                if not self.deleted:
+                    try:
+                        deadline = await self._sync(pod)
+                    except (StatusError, ConnectionFailed) as exc:
+                        log.warning("pod %s: %s; retrying", self.key, exc)
+                        deadline = time.time() + 1.0
+                timeout = None if deadline is None else max(deadline - time.time(), 0.0)
+                try:
+                    await asyncio.wait_for(self.wake.wait(), timeout)
+                except TimeoutError:
+                    pass
+                self.wake.clear()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("pod worker %s failed", self.key)
+        finally:
+            self.kubelet.worker_done(self)
+
+    def cleanup(self) -> None:
+        if self.pod_ip and not self.host_network:
+            self.node.allocator.release(self.pod_ip)
+        self.kubelet.logs.forget_pod(self.namespace, self.name)
+
+    # ------------------------------------------------------------------ one pass
+
+    async def _sync(self, pod: dict[str, Any]) -> float | None:
+        now = time.time()
+        deleting = bool(pod["metadata"].get("deletionTimestamp"))
+        deadline: float | None = None
+        if deleting:
+            deadline = self._stop_all(pod, now)
+        elif not self.terminal:
+            deadline = self._advance(pod, now)
+        stopped = deleting and deadline is None
+        await self._write_status(pod, final=stopped)
+        if stopped:
+            await self._delete(pod)
+        return deadline
+
+    def _advance(self, pod: dict[str, Any], now: float) -> float | None:
+        """Move the containers forward to `now`; returns when the next change is due."""
+        if now < self.sandbox_ready_at:
+            return self.sandbox_ready_at
+        if self.pod_ip is None:
+            self.pod_ip = self.node.ip if self.host_network else self.node.allocator.allocate()
+        for c in self.inits:  # one at a time, in order; a running or failing one blocks the rest
+            due = self._advance_one(pod, c, now)
+            if c.state == "terminated" and c.exit_code == 0:
+                continue
+            return due
+        dues = [d for d in (self._advance_one(pod, c, now) for c in self.mains) if d is not None]
+        return min(dues) if dues else None
+
+    def _advance_one(self, pod: dict[str, Any], c: Container, now: float) -> float | None:
+        cfg = self.kubelet.config
+        while True:
+            if c.state == "waiting":
+                if c.backoff_until is not None:
+                    if now < c.backoff_until:
+                        return c.backoff_until
+                    c.backoff = min(c.backoff * 2, cfg.crashloop_backoff_max)
+                    self._start(pod, c, now, restart=True)
+                else:
+                    self._start(pod, c, now, restart=False)
+            elif c.state == "running":
+                if c.finish_at is None:
+                    return None
+                if now < c.finish_at:
+                    return c.finish_at
+                c.terminate(c.finish_at, c.plan.exit_code)
+                if c.run is not None:
+                    c.run.finish(c.finish_at or now, c.exit_code)
+            else:  # terminated
+                if not podstatus.restarts(self.policy, c):
+                    return None
+                if c.backoff == 0:  # the first restart happens at once
+                    c.backoff = cfg.crashloop_backoff_base
+                    self._start(pod, c, now, restart=True)
+                    continue
+                until = (c.finished_at or now) + c.backoff
+                message = (f"back-off {go_duration(c.backoff)} restarting failed container={c.name} "
+                           f"pod={self.name}_{self.namespace}({self.uid})")  # fmt: skip
+                c.restart_later(until, message)
+                self._event(pod, WARNING, "BackOff",
+                            f"Back-off restarting failed container {c.name} in pod "
+                            f"{self.name}_{self.namespace}({self.uid})")  # fmt: skip
+
+    def _start(self, pod: dict[str, Any], c: Container, now: float, *, restart: bool) -> None:
+        image = c.image
+        if restart:
+            c.restart_now(now)
+        else:
+            c.start(now)
+        if self.start_time is None:
+            self.start_time = rfc3339(now)
+        pulled = image in self.node.images and self.pull_policy.get(c.name) != "Always"
+        if pulled:
+            self._event(pod, NORMAL, "Pulled", f'Container image "{image}" already present on machine')
+        else:
+            self._event(pod, NORMAL, "Pulling", f'Pulling image "{image}"')
+            self._event(pod, NORMAL, "Pulled", f'Successfully pulled image "{image}" in 0s (0s including waiting). '
+                                               f"Image size: 0 bytes.")  # fmt: skip
+            self.node.images.add(image)
+        self._event(pod, NORMAL, "Created", f"Created container: {c.name}")
+        self._event(pod, NORMAL, "Started", f"Started container {c.name}")
+        c.run = self._new_run(c, now)
+
+    def _new_run(self, c: Container, started: float) -> Run:
+        run = Run(c.name, c.image, c.plan.description, started, self.kubelet.config.log_line_interval)
+        self.kubelet.logs.start((self.namespace, self.name, c.name), run)
+        return run
+
+    def _stop_all(self, pod: dict[str, Any], now: float) -> float | None:
+        """Graceful termination: SIGTERM every running container; ours obey after the stop delay."""
+        running = [c for c in [*self.inits, *self.mains] if c.state == "running"]
+        if not running:
+            return None
+        if self.stop_at is None:
+            grace = pod["metadata"].get("deletionGracePeriodSeconds")
+            delay = self.kubelet.config.container_stop_delay
+            self.stop_at = now + (min(delay, float(grace)) if grace is not None else delay)
+            for c in running:
+                self._event(pod, NORMAL, "Killing", f"Stopping container {c.name}")
+        if now < self.stop_at:
+            return self.stop_at
+        for c in running:
+            c.terminate(now, 0)
+            if c.run is not None:
+                c.run.finish(now, 0, "SIGTERM")
+        return None
+
+    # ------------------------------------------------------------------ talking to the API
+
+    def status(self, pod: dict[str, Any], *, final: bool = False) -> dict[str, Any]:
+        old = pod.get("status") or {}
+        status = copy.deepcopy(old)
+        now = rfc3339(time.time())
+        sandbox = time.time() >= self.sandbox_ready_at
+        phase = podstatus.phase(self.policy, sandbox, self.inits, self.mains)
+        if final and phase not in ("Succeeded", "Failed") and any(c.container_id for c in self.mains):
+            phase = podstatus.final_phase(self.mains)
+        if self.terminal and old.get("phase") in ("Succeeded", "Failed"):
+            phase = old["phase"]
+        status["phase"] = phase
+        status["conditions"] = podstatus.conditions(
+            old.get("conditions") or [], phase, sandbox, self.inits, self.mains, now
+        )
+        status["hostIP"] = self.node.ip
+        status["hostIPs"] = [{"ip": self.node.ip}]
+        if self.pod_ip:
+            status["podIP"] = self.pod_ip
+            status["podIPs"] = [{"ip": self.pod_ip}]
+        if self.start_time or sandbox:
+            status["startTime"] = self.start_time or now
+            self.start_time = status["startTime"]
+        if self.inits:
+            status["initContainerStatuses"] = [c.status() for c in self.inits]
+        status["containerStatuses"] = [c.status() for c in self.mains]
+        if phase in ("Succeeded", "Failed"):
+            self.terminal = True
+        return status
+
+    async def _write_status(self, pod: dict[str, Any], *, final: bool) -> None:
+        for _ in range(MAX_STATUS_ATTEMPTS):
+            status = self.status(pod, final=final)
+            if status == pod.get("status"):
+                return
+            rv = pod["metadata"].get("resourceVersion")
+            if self._written is not None and self._written == (rv, status):
+                return  # we wrote exactly this on top of `rv`; the informer has not caught up yet
+            body = copy.deepcopy(pod)
+            body["status"] = status
+            try:
+                await self.kubelet.client.update_status("pods", body)
+                self._written = (rv, status)
+                return
+            except ConflictError:
+                pod = await self.kubelet.client.get("pods", self.name, self.namespace)
+                if pod["metadata"].get("uid") != self.uid:
+                    return
+            except NotFoundError:
+                return
+
+    async def _delete(self, pod: dict[str, Any]) -> None:
+        try:
+            await self.kubelet.client.delete(
+                "pods", self.name, self.namespace, grace_period_seconds=0, preconditions={"uid": self.uid}
+            )
+        except (NotFoundError, ConflictError):
+            pass
+        self.deleted = True
+
+    def _event(self, pod: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        obj = {"kind": "Pod", "apiVersion": "v1", "metadata": pod["metadata"]}
+        self.node.recorder.event(obj, type_, reason, message)
