@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import uvicorn
 from starlette.applications import Starlette
@@ -22,5 +23,6 @@ def serve(port: int, metrics: ControllerMetrics) -> asyncio.Task[None]:
 
     app = Starlette(routes=[Route("/healthz", healthz), Route("/metrics", render)])
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # the manager owns signals
+    # The manager owns SIGTERM/SIGINT; uvicorn must not install its own handlers over them.
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
     return asyncio.create_task(server.serve(), name="healthz")
