@@ -1,21 +1,111 @@
-"""Entry point of `mini-kubectl`.
+"""Entry point of `mini-kubectl`: the typer app and kubectl's global flags.
 
-Not built yet: it is the subject of issue 6. Until then the command answers `--help` and
-refuses to pretend, so nobody mistakes a placeholder for a working component.
+kubectl accepts its global flags anywhere: `kubectl -n kube-system get pods` and
+`kubectl get pods -n kube-system` mean the same. click (under typer) only accepts a group's
+options before the subcommand, so `main()` first lifts the global flags out of argv wherever they
+are (`split_globals`), stores them in `cli.GLOBALS`, and hands the rest to typer.
+
+The verbs themselves live in the cmd_*.py modules; each registers its commands on `app`.
 """
 
+from __future__ import annotations
+
+import os
 import sys
 
 import typer
 
-app = typer.Typer(add_completion=False, help="mini-kubectl: a kubectl clone built with typer. (not implemented yet: see docs/STATUS.md).")
+from kubectl import cli
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="mini-kubectl controls the mini-k8s cluster manager (a kubectl clone).\n\n"
+    "Global flags (anywhere on the line): -s/--server URL, --kubeconfig FILE, --context NAME, "
+    "-n/--namespace NS.",
+)
 
 
-@app.callback(invoke_without_command=True)
-def run() -> None:
-    typer.echo("mini-kubectl is not implemented yet (issue 6); see docs/STATUS.md.", err=True)
-    sys.exit(1)
+@app.callback()
+def _root() -> None:
+    """(A callback makes typer treat the app as a group of verbs even while it has only one.)"""
 
 
-def main() -> None:
-    app()
+# flag -> Globals attribute
+_GLOBAL_FLAGS = {
+    "-s": "server",
+    "--server": "server",
+    "--kubeconfig": "kubeconfig",
+    "-n": "namespace",
+    "--namespace": "namespace",
+    "--context": "context",
+}
+# `config set-context --namespace=X` is set-context's own flag, not the global one.
+_CONFIG_KEEPS = {"-n", "--namespace"}
+
+
+def split_globals(argv: list[str]) -> tuple[cli.Globals, list[str]]:
+    """Take the global flags out of `argv` (in any position, before a bare `--`)."""
+    g = cli.Globals()
+    rest: list[str] = []
+    words = [a for a in argv if not a.startswith("-")]
+    in_config = bool(words) and words[0] == "config"
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest += argv[i:]
+            break
+        flag, eq, value = arg.partition("=")
+        if flag.startswith("--") and value in ("true", "false") and flag not in _GLOBAL_FLAGS:
+            # Go's boolean flags take `--flag=false`; typer spells that `--no-flag`.
+            rest.append(flag if value == "true" else "--no-" + flag[2:])
+            i += 1
+            continue
+        if arg.startswith("-n") and len(arg) > 2 and not arg.startswith("--") and not in_config:
+            flag, eq, value = "-n", "=", arg[2:]  # -nkube-system
+        if flag in _GLOBAL_FLAGS and not (in_config and flag in _CONFIG_KEEPS):
+            if not eq:
+                if i + 1 >= len(argv):
+                    raise cli.CmdError(f"flag needs an argument: {flag}")
+                value = argv[i + 1]
+                i += 1
+            setattr(g, _GLOBAL_FLAGS[flag], value)
+        else:
+            rest.append(arg)
+        i += 1
+    return g, rest
+
+
+def _register() -> None:
+    # Imported here so that each module can import `app` from this one without a cycle.
+    from kubectl import (  # noqa: F401
+        cmd_apply,
+        cmd_config,
+        cmd_delete,
+        cmd_describe,
+        cmd_generate,
+        cmd_get,
+        cmd_info,
+        cmd_logs,
+        cmd_metadata,
+        cmd_nodes,
+        cmd_rollout,
+        cmd_scale,
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        globals_, rest = split_globals(args)
+    except cli.CmdError as exc:
+        cli.warn(f"error: {exc}")
+        sys.exit(1)
+    cli.GLOBALS.__dict__.update(globals_.__dict__)
+    _register()
+    prog = os.path.basename(sys.argv[0]) if argv is None else "mini-kubectl"
+    if prog in ("__main__.py", "-m", "-c"):
+        prog = "mini-kubectl"
+    app(args=rest, prog_name=prog)

@@ -1,0 +1,5 @@
+"""`python -m kubectl` runs mini-kubectl."""
+
+from kubectl.main import main
+
+main()

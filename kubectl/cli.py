@@ -1,0 +1,130 @@
+"""What every verb shares: the global flags, one RESTClient, and kubectl's way of failing.
+
+kubectl's error contract is part of its interface - scripts and students grep for it:
+
+    Error from server (NotFound): pods "x" not found        the API server said no (a Status)
+    error: the path "nope.yaml" does not exist             kubectl itself said no
+    The connection to the server 127.0.0.1:8080 was refused - did you specify the right host or port?
+
+all on stderr, and the exit code is 1. A verb that handles several objects keeps going after one
+fails (like kubectl) and exits 1 at the end: it reports through `Reporter`.
+
+The client is asynchronous (components hold many watches at once); a command-line verb is one
+short conversation, so each verb is a coroutine run by `run()` under `asyncio.run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from api.errors import StatusError
+from client import ConfigError, ConnectionFailed, RESTClient, client_config, load_kubeconfig
+
+TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+
+
+class CmdError(Exception):
+    """A failure kubectl reports as `error: <message>`."""
+
+
+@dataclass
+class Globals:
+    """The flags kubectl accepts anywhere on the command line."""
+
+    server: str | None = None
+    kubeconfig: str | None = None
+    namespace: str | None = None
+    context: str | None = None
+
+
+GLOBALS = Globals()
+
+
+@dataclass
+class Session:
+    """One verb's connection: the client and the namespace it works in."""
+
+    client: RESTClient
+    namespace: str  # -n, else the context's namespace, else "default"
+    explicit_namespace: bool  # was -n given? (`-f` objects with another namespace are then an error)
+
+
+def session() -> Session:
+    cc = client_config(GLOBALS.kubeconfig, master=GLOBALS.server, context=GLOBALS.context)
+    namespace = GLOBALS.namespace or cc.namespace
+    client = RESTClient(cc.server, namespace=namespace, user_agent="mini-kubectl/v1.32.0")
+    return Session(client, namespace, GLOBALS.namespace is not None)
+
+
+def load_config_for_edit() -> Any:
+    return load_kubeconfig(GLOBALS.kubeconfig)
+
+
+def server_error(exc: StatusError, prefix: str = "") -> str:
+    """`Error from server (NotFound): <prefix>pods "x" not found`, kubectl's rendering of a Status."""
+    reason = f" ({exc.reason})" if exc.reason else ""
+    return f"Error from server{reason}: {prefix}{exc.message}"
+
+
+def echo(line: str = "") -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def warn(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+@dataclass
+class Reporter:
+    """Collects failures of a multi-object verb: print each at once, exit 1 at the end."""
+
+    failed: bool = False
+    messages: list[str] = field(default_factory=list)
+
+    def error(self, message: str) -> None:
+        self.failed = True
+        warn(message)
+
+    def status(self, exc: StatusError, prefix: str = "") -> None:
+        self.error(server_error(exc, prefix))
+
+
+def fail(message: str) -> NoReturn:
+    raise CmdError(message)
+
+
+def run(verb: Callable[[Session], Awaitable[int | None]]) -> None:
+    """Run one verb against the configured server and exit the way kubectl exits."""
+
+    async def main() -> int | None:
+        s = session()
+        try:
+            return await verb(s)
+        finally:
+            await s.client.aclose()
+
+    sys.exit(run_plain(main))
+
+
+def run_plain(verb: Callable[[], Awaitable[int | None]]) -> int:
+    """The error handling of `run()`, for verbs that need no server (config) or build their own."""
+    try:
+        code = asyncio.run(verb())
+    except StatusError as exc:
+        warn(server_error(exc))
+        return 1
+    except ConnectionFailed as exc:
+        warn(str(exc))
+        return 1
+    except (CmdError, ConfigError) as exc:
+        warn(f"error: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return code or 0

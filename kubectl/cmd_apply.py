@@ -1,0 +1,142 @@
+"""`create -f`, `apply -f`, `replace -f`: sending manifests to the server.
+
+    create   POST each object                           pod/web created
+    apply    create it, or three-way strategic merge    pod/web created | configured | unchanged
+             patch it (see lastapplied.py)
+    replace  PUT each object (the whole object)          pod/web replaced
+
+Failures name the file, as kubectl does:
+    Error from server (AlreadyExists): error when creating "web.yaml": pods "web" already exists
+and the verb carries on with the next object; the exit code is 1 if any failed.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from api.errors import NotFoundError, StatusError
+from api.patch import create_three_way_merge_patch
+from kubectl.cli import Reporter, Session, echo, run
+from kubectl.lastapplied import LAST_APPLIED, go_json, modified_configuration, original_configuration
+from kubectl.main import app
+from kubectl.manifests import Manifest, object_namespace, read_manifests, set_verb
+from kubectl.resources import qualified
+
+FILENAME_HELP = "Files, directories (their .yaml/.yml/.json files) or - for stdin."
+
+
+def _read(verb: str, files: list[str], recursive: bool) -> list[Manifest]:
+    set_verb(verb)
+    return read_manifests(files, recursive)
+
+
+async def create(s: Session, files: list[str], recursive: bool, save_config: bool) -> int:
+    manifests = _read("create", files, recursive)
+    report = Reporter()
+    for m in manifests:
+        ns = object_namespace(m, s.namespace, s.explicit_namespace)
+        obj = modified_configuration(m.obj, ns) if save_config else m.obj
+        try:
+            created = await s.client.create(m.rt, obj, ns)
+        except StatusError as exc:
+            report.status(exc, f'error when creating "{m.source}": ')
+            continue
+        echo(f"{qualified(m.rt, created['metadata']['name'])} created")
+    return 1 if report.failed else 0
+
+
+async def apply_one(s: Session, m: Manifest, ns: str | None) -> str:
+    """Apply one manifest; returns kubectl's word for what happened."""
+    modified = modified_configuration(m.obj, ns)
+    if not m.name:
+        raise StatusError("resource name may not be empty", code=400, reason="BadRequest")
+    try:
+        live = await s.client.get(m.rt, m.name, ns)
+    except NotFoundError:
+        await s.client.create(m.rt, modified, ns)
+        return "created"
+    patch = create_three_way_merge_patch(original_configuration(live), modified, live, m.rt.key)
+    if not patch:
+        return "unchanged"
+    await s.client.patch(m.rt, m.name, patch, ns, patch_type="strategic")
+    return "configured"
+
+
+async def apply(s: Session, files: list[str], recursive: bool) -> int:
+    manifests = _read("apply", files, recursive)
+    report = Reporter()
+    for m in manifests:
+        ns = object_namespace(m, s.namespace, s.explicit_namespace)
+        try:
+            word = await apply_one(s, m, ns)
+        except StatusError as exc:
+            verb = "patching" if isinstance(exc, StatusError) and exc.code != 404 else "creating"
+            report.status(exc, f'error when {verb} "{m.source}": ')
+            continue
+        echo(f"{qualified(m.rt, m.name)} {word}")
+    return 1 if report.failed else 0
+
+
+async def replace(s: Session, files: list[str], recursive: bool, force: bool, save_config: bool) -> int:
+    manifests = _read("replace", files, recursive)
+    report = Reporter()
+    for m in manifests:
+        ns = object_namespace(m, s.namespace, s.explicit_namespace)
+        obj = dict(m.obj)
+        obj["metadata"] = {**(m.obj.get("metadata") or {})}
+        if ns:
+            obj["metadata"]["namespace"] = ns
+        if save_config or LAST_APPLIED in (obj["metadata"].get("annotations") or {}):
+            obj = modified_configuration(m.obj, ns)
+        try:
+            if force:
+                try:
+                    await s.client.delete(
+                        m.rt, m.name, ns, grace_period_seconds=0 if m.rt.key == "pods" else None
+                    )
+                    echo(f"{qualified(m.rt, m.name)} deleted")
+                except NotFoundError:
+                    pass
+                from kubectl.waiting import wait_deleted
+
+                await wait_deleted(s, m.rt, ns, m.name, timeout=60.0)
+                await s.client.create(m.rt, obj, ns)
+            else:
+                await s.client.update(m.rt, obj)
+        except StatusError as exc:
+            report.status(exc, f'error when replacing "{m.source}": ')
+            continue
+        echo(f"{qualified(m.rt, m.name)} replaced")
+    return 1 if report.failed else 0
+
+
+_F = typer.Option(None, "-f", "--filename", help=FILENAME_HELP)
+_R = typer.Option(False, "-R", "--recursive", help="Read directories recursively.")
+
+
+@app.command("create")
+def create_command(
+    filename: list[str] = _F, recursive: bool = _R, save_config: bool = typer.Option(False, "--save-config")
+) -> None:
+    """Create resources from files or stdin."""
+    run(lambda s: create(s, list(filename or []), recursive, save_config))
+
+
+@app.command("apply")
+def apply_command(filename: list[str] = _F, recursive: bool = _R) -> None:
+    """Apply a configuration to resources (client-side apply with last-applied-configuration)."""
+    run(lambda s: apply(s, list(filename or []), recursive))
+
+
+@app.command("replace")
+def replace_command(
+    filename: list[str] = _F,
+    recursive: bool = _R,
+    force: bool = typer.Option(False, "--force", help="Delete and re-create."),
+    save_config: bool = typer.Option(False, "--save-config"),
+) -> None:
+    """Replace resources by file name or stdin (PUT the whole object)."""
+    run(lambda s: replace(s, list(filename or []), recursive, force, save_config))
+
+
+__all__ = ["apply_one", "go_json"]
