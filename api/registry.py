@@ -15,9 +15,9 @@ names, categories, verbs, which kinds are namespaced) are Kubernetes' own, as
 
 from __future__ import annotations
 
+import functools
+import importlib
 from dataclasses import dataclass
-
-from api.models import apps_v1, autoscaling, batch_v1, coordination_v1, core_v1, policy_v1, rbac_v1
 
 # Verb sets as discovery lists them (alphabetical, like the real API server).
 _ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -36,9 +36,19 @@ class ResourceType:
     categories: tuple[str, ...]  # ("all",) where Kubernetes has it: `kubectl get all`
     subresources: tuple[str, ...]  # e.g. ("status", "binding", "log", "eviction") for pods
     verbs: tuple[str, ...]  # discovery verbs of the main resource
-    model: type  # the pydantic class of one object
+    model_ref: str  # "core_v1.Pod": the pydantic class of one object, in api.models (imported lazily)
     list_kind: str  # e.g. "PodList"
-    list_model: type | None = None  # the pydantic class of the list
+    list_model_ref: str = ""  # "core_v1.PodList"
+
+    @property
+    def model(self) -> type:
+        """The pydantic class of one object. Imported on first use: building every model costs
+        about half a second, which a command-line tool that only needs names should not pay."""
+        return _load_model(self.model_ref)
+
+    @property
+    def list_model(self) -> type | None:
+        return _load_model(self.list_model_ref) if self.list_model_ref else None
 
     @property
     def key(self) -> str:
@@ -71,8 +81,8 @@ def _rt(
     version: str,
     kind: str,
     plural: str,
-    model: type,
-    list_model: type,
+    model: str,
+    list_model: str,
     *,
     namespaced: bool = True,
     short: tuple[str, ...] = (),
@@ -92,66 +102,65 @@ def _rt(
         categories=("all",) if all_ else (),
         subresources=sub,
         verbs=verbs,
-        model=model,
+        model_ref=model,
         list_kind=kind + "List",
-        list_model=list_model,
+        list_model_ref=list_model,
     )
 
 
-_c, _a, _b = core_v1, apps_v1, batch_v1
 _RBAC = "rbac.authorization.k8s.io"
 
 # Order matters twice: discovery lists groups in this order (core first), and resolve() returns
 # matches in this order.
 _RESOURCES: tuple[ResourceType, ...] = (
     # core/v1
-    _rt("", "v1", "Pod", "pods", _c.Pod, _c.PodList, short=("po",), all_=True,
+    _rt("", "v1", "Pod", "pods", "core_v1.Pod", "core_v1.PodList", short=("po",), all_=True,
         sub=("status", "binding", "log", "eviction")),
-    _rt("", "v1", "Node", "nodes", _c.Node, _c.NodeList, namespaced=False, short=("no",),
+    _rt("", "v1", "Node", "nodes", "core_v1.Node", "core_v1.NodeList", namespaced=False, short=("no",),
         sub=("status",)),
-    _rt("", "v1", "Namespace", "namespaces", _c.Namespace, _c.NamespaceList, namespaced=False,
+    _rt("", "v1", "Namespace", "namespaces", "core_v1.Namespace", "core_v1.NamespaceList", namespaced=False,
         short=("ns",), sub=("status", "finalize"), verbs=_NO_DELETECOLLECTION),
-    _rt("", "v1", "Service", "services", _c.Service, _c.ServiceList, short=("svc",), all_=True,
+    _rt("", "v1", "Service", "services", "core_v1.Service", "core_v1.ServiceList", short=("svc",), all_=True,
         sub=("status",)),
-    _rt("", "v1", "Endpoints", "endpoints", _c.Endpoints, _c.EndpointsList, short=("ep",),
+    _rt("", "v1", "Endpoints", "endpoints", "core_v1.Endpoints", "core_v1.EndpointsList", short=("ep",),
         singular="endpoints"),
-    _rt("", "v1", "Event", "events", _c.Event, _c.EventList, short=("ev",)),
-    _rt("", "v1", "ConfigMap", "configmaps", _c.ConfigMap, _c.ConfigMapList, short=("cm",)),
-    _rt("", "v1", "Secret", "secrets", _c.Secret, _c.SecretList),
-    _rt("", "v1", "ReplicationController", "replicationcontrollers", _c.ReplicationController,
-        _c.ReplicationControllerList, short=("rc",), all_=True, sub=("status", "scale")),
-    _rt("", "v1", "ServiceAccount", "serviceaccounts", _c.ServiceAccount, _c.ServiceAccountList,
+    _rt("", "v1", "Event", "events", "core_v1.Event", "core_v1.EventList", short=("ev",)),
+    _rt("", "v1", "ConfigMap", "configmaps", "core_v1.ConfigMap", "core_v1.ConfigMapList", short=("cm",)),
+    _rt("", "v1", "Secret", "secrets", "core_v1.Secret", "core_v1.SecretList"),
+    _rt("", "v1", "ReplicationController", "replicationcontrollers", "core_v1.ReplicationController",
+        "core_v1.ReplicationControllerList", short=("rc",), all_=True, sub=("status", "scale")),
+    _rt("", "v1", "ServiceAccount", "serviceaccounts", "core_v1.ServiceAccount", "core_v1.ServiceAccountList",
         short=("sa",)),
-    _rt("", "v1", "ResourceQuota", "resourcequotas", _c.ResourceQuota, _c.ResourceQuotaList,
+    _rt("", "v1", "ResourceQuota", "resourcequotas", "core_v1.ResourceQuota", "core_v1.ResourceQuotaList",
         short=("quota",), sub=("status",)),
-    _rt("", "v1", "LimitRange", "limitranges", _c.LimitRange, _c.LimitRangeList, short=("limits",)),
+    _rt("", "v1", "LimitRange", "limitranges", "core_v1.LimitRange", "core_v1.LimitRangeList", short=("limits",)),
     # apps/v1
-    _rt("apps", "v1", "Deployment", "deployments", _a.Deployment, _a.DeploymentList,
+    _rt("apps", "v1", "Deployment", "deployments", "apps_v1.Deployment", "apps_v1.DeploymentList",
         short=("deploy",), all_=True, sub=("status", "scale")),
-    _rt("apps", "v1", "ReplicaSet", "replicasets", _a.ReplicaSet, _a.ReplicaSetList,
+    _rt("apps", "v1", "ReplicaSet", "replicasets", "apps_v1.ReplicaSet", "apps_v1.ReplicaSetList",
         short=("rs",), all_=True, sub=("status", "scale")),
-    _rt("apps", "v1", "DaemonSet", "daemonsets", _a.DaemonSet, _a.DaemonSetList,
+    _rt("apps", "v1", "DaemonSet", "daemonsets", "apps_v1.DaemonSet", "apps_v1.DaemonSetList",
         short=("ds",), all_=True, sub=("status",)),
-    _rt("apps", "v1", "StatefulSet", "statefulsets", _a.StatefulSet, _a.StatefulSetList,
+    _rt("apps", "v1", "StatefulSet", "statefulsets", "apps_v1.StatefulSet", "apps_v1.StatefulSetList",
         short=("sts",), all_=True, sub=("status", "scale")),
     # batch/v1
-    _rt("batch", "v1", "Job", "jobs", _b.Job, _b.JobList, all_=True, sub=("status",)),
-    _rt("batch", "v1", "CronJob", "cronjobs", _b.CronJob, _b.CronJobList, short=("cj",), all_=True,
+    _rt("batch", "v1", "Job", "jobs", "batch_v1.Job", "batch_v1.JobList", all_=True, sub=("status",)),
+    _rt("batch", "v1", "CronJob", "cronjobs", "batch_v1.CronJob", "batch_v1.CronJobList", short=("cj",), all_=True,
         sub=("status",)),
     # autoscaling/v2
     _rt("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
-        autoscaling.HorizontalPodAutoscaler, autoscaling.HorizontalPodAutoscalerList,
+        "autoscaling.HorizontalPodAutoscaler", "autoscaling.HorizontalPodAutoscalerList",
         short=("hpa",), all_=True, sub=("status",)),
     # coordination.k8s.io/v1
-    _rt("coordination.k8s.io", "v1", "Lease", "leases", coordination_v1.Lease,
-        coordination_v1.LeaseList),
+    _rt("coordination.k8s.io", "v1", "Lease", "leases", "coordination_v1.Lease",
+        "coordination_v1.LeaseList"),
     # rbac.authorization.k8s.io/v1
-    _rt(_RBAC, "v1", "ClusterRoleBinding", "clusterrolebindings", rbac_v1.ClusterRoleBinding,
-        rbac_v1.ClusterRoleBindingList, namespaced=False),
-    _rt(_RBAC, "v1", "ClusterRole", "clusterroles", rbac_v1.ClusterRole, rbac_v1.ClusterRoleList,
+    _rt(_RBAC, "v1", "ClusterRoleBinding", "clusterrolebindings", "rbac_v1.ClusterRoleBinding",
+        "rbac_v1.ClusterRoleBindingList", namespaced=False),
+    _rt(_RBAC, "v1", "ClusterRole", "clusterroles", "rbac_v1.ClusterRole", "rbac_v1.ClusterRoleList",
         namespaced=False),
-    _rt(_RBAC, "v1", "RoleBinding", "rolebindings", rbac_v1.RoleBinding, rbac_v1.RoleBindingList),
-    _rt(_RBAC, "v1", "Role", "roles", rbac_v1.Role, rbac_v1.RoleList),
+    _rt(_RBAC, "v1", "RoleBinding", "rolebindings", "rbac_v1.RoleBinding", "rbac_v1.RoleBindingList"),
+    _rt(_RBAC, "v1", "Role", "roles", "rbac_v1.Role", "rbac_v1.RoleList"),
 )
 
 # Subresources: most keep the parent's kind; some speak a kind of their own (from another group).
@@ -171,11 +180,23 @@ _SUBRESOURCE_KIND: dict[str, tuple[str, str, str]] = {
 }
 
 # Models of kinds that are not resources of their own but travel through subresources.
-SUBRESOURCE_MODELS: dict[tuple[str, str], type] = {
-    ("autoscaling/v1", "Scale"): autoscaling.Scale,
-    ("policy/v1", "Eviction"): policy_v1.Eviction,
-    ("v1", "Binding"): core_v1.Binding,
+_SUBRESOURCE_MODELS: dict[tuple[str, str], str] = {
+    ("autoscaling/v1", "Scale"): "autoscaling.Scale",
+    ("policy/v1", "Eviction"): "policy_v1.Eviction",
+    ("v1", "Binding"): "core_v1.Binding",
 }
+
+
+def subresource_model(api_version: str, kind: str) -> type | None:
+    """The model of a kind that only travels through a subresource (Scale, Eviction, Binding)."""
+    ref = _SUBRESOURCE_MODELS.get((api_version, kind))
+    return _load_model(ref) if ref else None
+
+
+@functools.cache
+def _load_model(ref: str) -> type:
+    module, _, name = ref.partition(".")
+    return getattr(importlib.import_module(f"api.models.{module}"), name)  # type: ignore[no-any-return]
 
 _BY_GVR = {(rt.group, rt.version, rt.plural): rt for rt in _RESOURCES}
 _BY_KEY = {rt.key: rt for rt in _RESOURCES}
