@@ -1,0 +1,59 @@
+"""The scheduler's settings, one per flag, named as kube-scheduler names them.
+
+Durations accept seconds (`15`, `0.5`) or Go-style strings (`15s`, `5m`, `100ms`), so the flags
+read as in Kubernetes' documentation and tests can still shrink every timer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+
+
+def parse_duration(text: str | float | int) -> float:
+    """Seconds from `15`, `0.5`, `15s`, `5m`, `100ms` or `1h30m`."""
+    if isinstance(text, int | float):
+        return float(text)
+    s = text.strip()
+    try:
+        return float(s)
+    except ValueError:
+        pass
+    pos, total = 0, 0.0
+    for m in _PART.finditer(s):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNITS[m.group(2)]
+        pos = m.end()
+    if pos != len(s) or not s:
+        raise ValueError(f"invalid duration {text!r}: use seconds or a Go duration like 15s, 5m, 100ms")
+    return total
+
+
+@dataclass
+class SchedulerOptions:
+    master: str = ""
+    kubeconfig: str = ""
+    kube_api_qps: float = 50.0
+    kube_api_burst: int = 100
+    port: int = 10251
+    scheduler_name: str = "default-scheduler"
+    leader_elect: bool = False
+    leader_elect_lease_duration: float = 15.0
+    leader_elect_renew_deadline: float = 10.0
+    leader_elect_retry_period: float = 2.0
+    leader_elect_resource_name: str = "kube-scheduler"
+    leader_elect_resource_namespace: str = "kube-system"
+    # 0 = Kubernetes' adaptive default (50% minus 1% per 125 nodes, at least 5%, at least 100 nodes).
+    percentage_of_nodes_to_score: int = 0
+    pod_initial_backoff_seconds: float = 1.0
+    pod_max_backoff_seconds: float = 10.0
+    # The safety net: a pod left unschedulable this long is retried even if no event woke it.
+    pod_max_in_unschedulable_pods_duration: float = 300.0
+    # How many bindings may be in flight at once (the binding cycle runs off the hot loop).
+    parallel_binds: int = 64
+    seed: int | None = None  # for reproducible tie-breaks between equally good nodes
+    verbosity: int = 0
