@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python bench/storage.py
