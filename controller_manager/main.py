@@ -92,6 +92,8 @@ def run(
         level=logging.DEBUG if verbosity >= 4 else logging.INFO if verbosity >= 1 else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # One line per HTTP request drowns everything else: only at -v 4, as kubelet and scheduler do.
+    logging.getLogger("httpx").setLevel(logging.DEBUG if verbosity >= 4 else logging.WARNING)
     asyncio.run(_main(opts))
 
 
