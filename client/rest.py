@@ -114,8 +114,10 @@ class RESTClient:
         all_headers = {"User-Agent": user_agent, "Accept": "application/json"}
         all_headers.update(headers or {})
         # trust_env=False: an HTTP(S)_PROXY in the environment must not capture 127.0.0.1.
+        # pool=None: when every pooled connection is busy, a request waits its turn instead of
+        # failing with PoolTimeout — under load, failing and retrying only adds more load.
         self._http = httpx.AsyncClient(
-            base_url=self.base_url, timeout=timeout, headers=all_headers, trust_env=False
+            base_url=self.base_url, timeout=httpx.Timeout(timeout, pool=None), headers=all_headers, trust_env=False
         )
 
     async def __aenter__(self) -> RESTClient:
@@ -198,7 +200,7 @@ class RESTClient:
         """A long response, line by line (`kubectl logs -f`, a watch). Close it with `aclosing()`
         if you stop early, so the connection is released at once."""
         query = {k: v for k, v in (params or {}).items() if v is not None}
-        timeout = httpx.Timeout(self.timeout, read=read_timeout)
+        timeout = httpx.Timeout(self.timeout, read=read_timeout, pool=None)
         await self.limiter.wait()
         try:
             async with self._http.stream(method, path, params=query, timeout=timeout) as resp:
