@@ -46,14 +46,17 @@ class Subscriber:
         """Called by the broadcast (on the event loop); never blocks the writer."""
         if self._state != "live":
             return
+        woke = False
         for event in events:
             if event.key.startswith(self.prefix):
+                woke = True
                 if len(self._events) >= self._queue_size:
                     self._events.clear()  # give the memory back; the table still has it all
                     self._state = "overflowed"
                     break
                 self._events.append(event)
-        self._wakeup.set()
+        if woke:  # a watcher of another prefix is not woken for nothing
+            self._wakeup.set()
 
     def close(self) -> None:
         self._state = "closed"
