@@ -97,6 +97,7 @@ class KubeletConfig:
     node_labels: dict[str, str] = field(default_factory=dict)
     register_with_taints: list[dict[str, Any]] = field(default_factory=list)
     node_status_update_frequency: float = 10.0
+    node_status_report_frequency: float = 300.0  # post an unchanged status at least this often
     node_lease_duration: float = 40.0
     pod_startup_delay: float = 1.0
     port: int = 10250

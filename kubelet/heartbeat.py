@@ -4,7 +4,10 @@ Why two heartbeats (KEP 589, "efficient node heartbeats"): posting the whole Nod
 KB) every 10 s from 5,000 nodes made etcd's history huge, so Kubernetes added a tiny Lease per node
 in the `kube-node-lease` namespace. The kubelet renews it every lease-duration/4 (10 s of 40 s);
 the node lifecycle controller reads `renewTime` to decide whether the node is alive. The status
-(conditions with lastHeartbeatTime) is still posted, every --node-status-update-frequency.
+(conditions with lastHeartbeatTime) is computed every --node-status-update-frequency but, as in
+Kubernetes 1.32, only *posted* when it differs from the Node object (say the node controller set
+Ready to Unknown) or when --node-status-report-frequency (5 m) has passed since the last post.
+The Node objects are watched through one informer, so "does it differ?" costs no request.
 
 Cost with many nodes (`--nodes 1000`): one asyncio task per node sleeps between its beats, and the
 first beat of node i is offset by i/N of an interval, so the writes are spread evenly instead of
@@ -86,6 +89,7 @@ class Heartbeats:
     def _remember(self, node: NodeState, obj: dict[str, Any]) -> None:
         node.uid = obj["metadata"].get("uid") or ""
         node.conditions = (obj.get("status") or {}).get("conditions") or []
+        node.status_posted_at = asyncio.get_running_loop().time()
 
     def _node_events(self, node: NodeState, obj: dict[str, Any], *, first: bool) -> None:
         # Kubernetes' kubelet involves the Node with its name as uid; we use the real one.
@@ -114,8 +118,24 @@ class Heartbeats:
                 await self._beat(self.renew_lease, node)
                 next_lease = max(next_lease + renew_every, loop.time())
             if now >= next_status:
-                await self._beat(self.post_status, node)
+                if self._status_due(node, now):
+                    await self._beat(self.post_status, node)
                 next_status = max(next_status + status_every, loop.time())
+
+    def _status_due(self, node: NodeState, now: float) -> bool:
+        """Post the status when it is old, or when the Node object no longer says what we say."""
+        if now - node.status_posted_at >= self.cfg.node_status_report_frequency:
+            return True
+        informer = self.kubelet.node_objects
+        if not informer.has_synced():
+            return False
+        current = informer.get(node.name)
+        if current is None:
+            return True  # deleted: the post gets 404 and registers the node again
+        ours = {c.get("type"): (c.get("status"), c.get("reason")) for c in node.conditions}
+        theirs = {c.get("type"): (c.get("status"), c.get("reason"))
+                  for c in (current.get("status") or {}).get("conditions") or []}  # fmt: skip
+        return ours != theirs
 
     async def _beat(self, fn: Any, node: NodeState) -> None:
         try:

@@ -66,9 +66,11 @@ class Kubelet:
         self.factory = SharedInformerFactory(self.client, backoff_max=5.0)
         if n == 1:
             self.pods = self.factory.informer_for("pods", field_selector=f"spec.nodeName={self.node_names[0]}")
+            self.node_objects = self.factory.informer_for("nodes", field_selector=f"metadata.name={self.node_names[0]}")
         else:
             self.pods = self.factory.informer_for("pods")
             self.pods.add_indexers({BY_NODE: index_by_node_name})
+            self.node_objects = self.factory.informer_for("nodes")
         self._tasks: list[asyncio.Task[Any]] = []
         self._http: tuple[Any, asyncio.Task[None]] | None = None
 

@@ -39,6 +39,9 @@ def run(
     node_labels: Annotated[str, typer.Option("--node-labels", help="k=v,k2=v2")] = "",
     register_with_taints: Annotated[str, typer.Option("--register-with-taints", help="key=value:Effect,...")] = "",
     node_status_update_frequency: Annotated[str, typer.Option("--node-status-update-frequency")] = "10s",
+    node_status_report_frequency: Annotated[
+        str, typer.Option("--node-status-report-frequency", help="Post an unchanged node status this often.")
+    ] = "5m",
     node_lease_duration: Annotated[
         str, typer.Option("--node-lease-duration", help="Lease leaseDurationSeconds; renewed every quarter.")
     ] = "40s",
@@ -78,6 +81,7 @@ def run(
             node_labels=parse_labels(node_labels),
             register_with_taints=parse_taints(register_with_taints),
             node_status_update_frequency=parse_duration(node_status_update_frequency),
+            node_status_report_frequency=parse_duration(node_status_report_frequency),
             node_lease_duration=parse_duration(node_lease_duration),
             pod_startup_delay=parse_duration(pod_startup_delay),
             port=port,

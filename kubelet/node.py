@@ -60,6 +60,7 @@ class NodeState:
     uid: str = ""  # the Node object's uid (the Lease's ownerReference points at it)
     conditions: list[dict[str, Any]] = field(default_factory=list)  # as last posted
     lease: dict[str, Any] | None = None  # as last written
+    status_posted_at: float = 0.0  # event-loop time of the last status write
 
     def __post_init__(self) -> None:
         self.allocator = PodIPAllocator(self.pod_cidr)

@@ -19,6 +19,7 @@ from tests.support.component import ComponentProcess, free_port, wait_for
 FAST_FLAGS = [
     "--pod-startup-delay", "0.2",
     "--node-status-update-frequency", "0.5",
+    "--node-status-report-frequency", "1.5",
     "--node-lease-duration", "2",
     "--crashloop-backoff-base", "0.2",
     "--crashloop-backoff-max", "1",

@@ -44,10 +44,26 @@ def test_node_registers_with_capacity_labels_cidr_addresses_taints_and_ready(api
     assert condition(node, "MemoryPressure")["reason"] == "KubeletHasSufficientMemory"
     assert condition(node, "DiskPressure")["status"] == "False"
     assert condition(node, "PIDPressure")["reason"] == "KubeletHasSufficientPID"
-    # the status keeps being posted: lastHeartbeatTime moves on
+    # an unchanged status is still posted every --node-status-report-frequency: lastHeartbeatTime moves on
     first = ready["lastHeartbeatTime"]
     wait_for(lambda: condition(get(api, f"/api/v1/nodes/{name}"), "Ready")["lastHeartbeatTime"] != first,
              timeout=10, what="a newer lastHeartbeatTime")  # fmt: skip
+
+
+def test_status_is_posted_again_as_soon_as_the_node_object_says_otherwise(api, start_kubelet):
+    """With a long report frequency the kubelet stays quiet, until the Node disagrees with it."""
+    name = unique("quiet")
+    start_kubelet(name, "--node-status-report-frequency", "10m")
+    wait_for(lambda: condition(get(api, f"/api/v1/nodes/{name}"), "Ready")["status"] == "True", what="Ready")
+    # what the node lifecycle controller does to a silent node
+    conditions = [{**c, "status": "Unknown", "reason": "NodeStatusUnknown"} if c["type"] == "Ready" else c
+                  for c in get(api, f"/api/v1/nodes/{name}")["status"]["conditions"]]  # fmt: skip
+    r = api.patch(f"/api/v1/nodes/{name}/status", json={"status": {"conditions": conditions}},
+                  headers={"Content-Type": "application/strategic-merge-patch+json"})
+    assert r.status_code == 200, r.text
+    ready = wait_for(lambda: (c := condition(get(api, f"/api/v1/nodes/{name}"), "Ready"))["status"] == "True" and c,
+                     timeout=10, what="the kubelet to post Ready again")  # fmt: skip
+    assert ready["reason"] == "KubeletReady"
 
 
 def test_lease_is_renewed_owned_by_the_node_and_stops_when_the_kubelet_dies(api, start_kubelet, apiserver):

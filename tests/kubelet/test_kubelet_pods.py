@@ -69,9 +69,9 @@ def test_status_settles_once_running(api, node):
     name = unique("calm")
     create_pod(api, name, node)
     rv = wait_pod(api, name, lambda p: phase(p) == "Running")["metadata"]["resourceVersion"]
-    # no further writes once nothing changes: a heartbeat later, the pod is untouched
+    # no further writes once nothing changes: a status report later, the pod is untouched
     node_hb = condition(get(api, f"/api/v1/nodes/{node}"), "Ready")["lastHeartbeatTime"]
-    wait_for(lambda: condition(get(api, f"/api/v1/nodes/{node}"), "Ready")["lastHeartbeatTime"] != node_hb, timeout=10)
+    wait_for(lambda: condition(get(api, f"/api/v1/nodes/{node}"), "Ready")["lastHeartbeatTime"] != node_hb, timeout=15)
     assert get(api, pod_path(name))["metadata"]["resourceVersion"] == rv
 
 
