@@ -1,0 +1,173 @@
+"""Every classroom lab in docs/labs/ runs, command by command, against one real cluster.
+
+The cluster is what a student starts: `mini-k8s up -d` with the flags of docs/labs/README.md
+("Before you start"), three kubelets, its own data dir and kubeconfig. The labs run in a scratch
+directory laid out like the repository root (an `examples/` link, the `.mini-k8s/` data dir), with
+`mini-kubectl` and `mini-k8s` on PATH as small wrappers around `python -m kubectl` / `python -m
+cluster`, and the real `curl` and `kubectl`. See tests/labs/labdoc.py for the format.
+
+Between labs the cluster must be back where it started — three Ready nodes, no pods in `default`
+— so each lab's clean-up is tested too, and a lab cannot pass by leaning on the one before it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.labs.labdoc import parse_lab, run_lab
+from tests.support.component import free_port, wait_for
+
+REPO = Path(__file__).resolve().parents[2]
+LAB_DIR = REPO / "docs" / "labs"
+LABS = sorted(LAB_DIR.glob("[0-9][0-9]-*.md"))
+
+# The flags of the README's `mini-k8s up` line (test_readme_cluster_flags_are_the_tested_ones
+# keeps the two in step).
+FAST_FLAGS = [
+    "--nodes", "3",
+    "--node-status-update-frequency", "1s",
+    "--node-lease-duration", "4s",
+    "--node-monitor-period", "1s",
+    "--node-monitor-grace-period", "10s",
+    "--default-not-ready-toleration-seconds", "5",
+    "--default-unreachable-toleration-seconds", "5",
+    "--kube-apiserver-arg=--watch-cache-size=100",
+]  # fmt: skip
+
+SHIMS = {"mini-kubectl": "kubectl", "mini-k8s": "cluster"}
+
+# One cluster for the module: under `pytest -n … --dist loadgroup` keep every lab on one worker.
+pytestmark = pytest.mark.xdist_group("labs")
+
+
+@dataclass
+class LabCluster:
+    workdir: Path  # the labs' current directory: examples/ and .mini-k8s/ are here
+    env: dict[str, str]
+    server: str
+
+    def get(self, path: str) -> dict:
+        r = httpx.get(self.server + path, timeout=5.0)
+        r.raise_for_status()
+        return r.json()
+
+
+def _write_shims(bindir: Path) -> None:
+    bindir.mkdir()
+    for name, module in SHIMS.items():
+        shim = bindir / name
+        shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m {module} "$@"\n')
+        shim.chmod(0o755)
+
+
+def _kill_leftovers(server: str) -> None:
+    """Anything still pointed at this cluster's API server (a kubelet a lab restarted by hand, a
+    watch a failed lab never stopped) goes with the cluster."""
+    needle = re.compile(re.escape(server.encode()) + rb"(?![0-9])")  # :8080 must not match :80801
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            if needle.search((proc / "cmdline").read_bytes()):
+                os.kill(int(proc.name), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            pass
+
+
+@pytest.fixture(scope="module")
+def lab_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster]:
+    workdir = tmp_path_factory.mktemp("labs")
+    (workdir / "examples").symlink_to(REPO / "examples")
+    _write_shims(workdir / "bin")
+    port = free_port()
+    env = dict(
+        os.environ,
+        KUBECONFIG=str(workdir / "kubeconfig"),
+        PATH=f"{workdir / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        PYTHONPATH=str(REPO),
+        HOME=str(workdir),  # nothing a lab does may touch the real ~/.kube
+        LC_ALL="C.UTF-8",
+        NO_COLOR="1",
+    )
+    # Test-only flags: free ports, so the suite can run next to a student's cluster on 8080.
+    ports = [
+        "--port", str(port),
+        "--controller-manager-port", str(free_port()),
+        "--scheduler-port", str(free_port()),
+        "--kubelet-port", str(free_port()),
+    ]  # fmt: skip
+    up = subprocess.run(
+        [sys.executable, "-m", "cluster", "up", "-d", *FAST_FLAGS, *ports, "--timeout", "90"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    server = f"http://127.0.0.1:{port}"
+    try:
+        assert up.returncode == 0, f"mini-k8s up failed:\n{up.stdout}\n{up.stderr}"
+        yield LabCluster(workdir, env, server)
+    finally:
+        subprocess.run([sys.executable, "-m", "cluster", "down"], cwd=workdir, env=env, capture_output=True, timeout=60)
+        _kill_leftovers(server)
+
+
+def _settled(cluster: LabCluster) -> bool:
+    """Three Ready nodes without taints, and no pods in `default`: the state every lab starts from."""
+    nodes = cluster.get("/api/v1/nodes")["items"]
+    ready = [
+        n
+        for n in nodes
+        if not n["spec"].get("taints")
+        and any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"].get("conditions", []))
+    ]
+    pods = cluster.get("/api/v1/namespaces/default/pods")["items"]
+    return len(ready) == 3 and not pods
+
+
+def _ids(path: Path) -> str:
+    return path.stem
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("lab_path", LABS, ids=_ids)
+def test_lab_runs_as_written(lab_path: Path, lab_cluster: LabCluster) -> None:
+    wait_for(lambda: _settled(lab_cluster), timeout=60, what="three Ready nodes and no pods before the lab")
+    lab = parse_lab(lab_path.read_text(), str(lab_path.relative_to(REPO)))
+    run = run_lab(lab, cwd=lab_cluster.workdir, env=lab_cluster.env)
+    assert run.ok, run.describe()
+    wait_for(lambda: _settled(lab_cluster), timeout=30, what="the lab's clean-up to leave the cluster as it was")
+
+
+def test_there_are_six_labs() -> None:
+    assert [p.name[:2] for p in LABS] == ["01", "02", "03", "04", "05", "06"]
+
+
+@pytest.mark.parametrize("lab_path", LABS, ids=_ids)
+def test_lab_has_the_sections_and_links_exist(lab_path: Path) -> None:
+    text = lab_path.read_text()
+    headings = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
+    assert headings == ["Goal", "Background", "Steps", "Verify", "Clean-up"], headings
+    lab = parse_lab(text, lab_path.name)
+    assert lab.main and lab.cleanup, "a lab needs steps and clean-up steps"
+    for target in re.findall(r"\]\((?!https?:)([^)#]+)(?:#[^)]*)?\)", text):
+        assert (lab_path.parent / target).resolve().exists(), f"{lab_path.name} links to missing {target}"
+
+
+def test_readme_cluster_flags_are_the_tested_ones() -> None:
+    readme = (LAB_DIR / "README.md").read_text()
+    lines = [ln for ln in readme.splitlines() if ln.startswith("$ mini-k8s up")]
+    assert len(lines) == 1, lines
+    assert shlex.split(lines[0][2:]) == ["mini-k8s", "up", "-d", *FAST_FLAGS]
