@@ -22,8 +22,20 @@ def has_status(rt: ResourceType) -> bool:
     return "status" in rt.subresources
 
 
+# ObjectMeta fields Go serialises with `omitempty`: an empty one is the same as an absent one, and
+# Kubernetes never shows `ownerReferences: []` (e.g. after a controller released a pod).
+_OMIT_WHEN_EMPTY = ("labels", "annotations", "ownerReferences", "finalizers")
+
+
+def _prune_empty_meta(md: dict[str, Any]) -> None:
+    for field in _OMIT_WHEN_EMPTY:
+        if field in md and not md[field]:
+            del md[field]
+
+
 def prepare_for_create(rt: ResourceType, obj: dict[str, Any]) -> None:
     md = obj["metadata"]
+    _prune_empty_meta(md)
     md["uid"] = new_uid()
     md["creationTimestamp"] = now_rfc3339()
     md["generation"] = 1
@@ -55,6 +67,7 @@ def prepare_for_update(
         else:
             new.pop("status", None)
     md, old_md = new.setdefault("metadata", {}), old["metadata"]
+    _prune_empty_meta(md)
     for field in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
         if field in old_md:
             md[field] = old_md[field]
