@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from controller_manager.options import ManagerOptions, parse_duration
+from api.duration import parse_duration
+from controller_manager.options import ManagerOptions
 
 cli = typer.Typer(add_completion=False, help="Runs the control loops: replication, deployment, node lifecycle, GC, …")
 

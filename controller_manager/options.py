@@ -6,31 +6,7 @@ way the flags in seed 000 are written, so `--node-monitor-grace-period=40s` work
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-
-
-def parse_duration(text: str | float | int) -> float:
-    """Seconds from `40`, `0.5`, `40s`, `5m`, `100ms` or `1h30m`."""
-    if isinstance(text, int | float):
-        return float(text)
-    s = text.strip()
-    try:
-        return float(s)
-    except ValueError:
-        pass
-    pos, total = 0, 0.0
-    for m in _PART.finditer(s):
-        if m.start() != pos:
-            break
-        total += float(m.group(1)) * _UNITS[m.group(2)]
-        pos = m.end()
-    if pos != len(s) or not s:
-        raise ValueError(f"invalid duration {text!r}: use seconds or a Go duration like 40s, 5m, 100ms")
-    return total
 
 
 @dataclass

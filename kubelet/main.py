@@ -18,7 +18,8 @@ from typing import Annotated
 
 import typer
 
-from kubelet.config import KubeletConfig, parse_duration, parse_labels, parse_taints
+from api.duration import parse_duration
+from kubelet.config import KubeletConfig, parse_labels, parse_taints
 
 cli = typer.Typer(
     add_completion=False, help="Registers nodes, heartbeats, and runs the pods bound to them (fake runtime)."

@@ -21,10 +21,11 @@ from typing import Annotated
 
 import typer
 
+from api.duration import parse_duration
 from client import EventRecorder, LeaderElector, SharedInformerFactory, new_client
 from scheduler.health import serve
 from scheduler.metrics import SchedulerMetrics
-from scheduler.options import SchedulerOptions, parse_duration
+from scheduler.options import SchedulerOptions
 from scheduler.scheduler import Scheduler
 
 log = logging.getLogger("scheduler")

@@ -6,31 +6,7 @@ read as in Kubernetes' documentation and tests can still shrink every timer.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-
-
-def parse_duration(text: str | float | int) -> float:
-    """Seconds from `15`, `0.5`, `15s`, `5m`, `100ms` or `1h30m`."""
-    if isinstance(text, int | float):
-        return float(text)
-    s = text.strip()
-    try:
-        return float(s)
-    except ValueError:
-        pass
-    pos, total = 0, 0.0
-    for m in _PART.finditer(s):
-        if m.start() != pos:
-            break
-        total += float(m.group(1)) * _UNITS[m.group(2)]
-        pos = m.end()
-    if pos != len(s) or not s:
-        raise ValueError(f"invalid duration {text!r}: use seconds or a Go duration like 15s, 5m, 100ms")
-    return total
 
 
 @dataclass
