@@ -75,3 +75,19 @@ def test_python_client_reads_pod_logs(apiserver, api, node):
         text = core.read_namespaced_pod_log(name, "default")
         assert text.startswith("Starting container c with image nginx:1.25\n")
         assert core.read_namespaced_pod_log(name, "default", tail_lines=1).count("\n") == 1
+
+
+@pytest.mark.parametrize("tool", ["kubectl", "mini-kubectl"])
+def test_logs_follow_prints_the_same_lines_with_kubectl_and_mini_kubectl(apiserver, api, node, tool):
+    import sys
+
+    name = unique("follow")
+    create_pod(api, name, node, command=["sleep", "2"], restart_policy="Never")
+    wait_pod(api, name, lambda p: p["status"].get("phase") == "Running")
+    cmd = [KUBECTL] if tool == "kubectl" else [sys.executable, "-m", "kubectl"]
+    out = subprocess.run([*cmd, "-s", apiserver.url, "logs", "-f", name], capture_output=True, text=True,
+                         timeout=30, env={**os.environ, "KUBECONFIG": os.devnull})  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "Starting container c with image nginx:1.25"
+    assert lines[-1] == "container c exited with code 0"
