@@ -27,16 +27,7 @@ import pytest
 
 from tests.support.apiserver import APIServerProcess
 from tests.support.etcd import etcd_server  # noqa: F401  (fixture)
-
-
-def kubectl_binary() -> str:
-    """Path of `kubectl`; skip when missing (fail under REQUIRE_KUBECTL=1, as CI sets)."""
-    path = os.environ.get("KUBECTL_BINARY") or shutil.which("kubectl")
-    if path is None:
-        if os.environ.get("REQUIRE_KUBECTL") == "1":
-            pytest.fail("kubectl not installed but REQUIRE_KUBECTL=1 (apt-get install kubernetes-client)")
-        pytest.skip("kubectl not installed")
-    return path
+from tests.support.kubectl import kubectl_binary
 
 
 @pytest.fixture(scope="package", params=["sqlite", "etcd"])

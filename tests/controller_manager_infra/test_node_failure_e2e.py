@@ -8,7 +8,6 @@ replaces them on the surviving node. Restart the kubelet: the node is Ready agai
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -16,15 +15,6 @@ from tests.controller_manager_infra.conftest import start_manager
 from tests.controller_manager_infra.helpers import Cluster
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import ComponentProcess, free_port, wait_for
-
-REPO = Path(__file__).resolve().parents[2]
-HAS_PARTS = all(
-    (REPO / p).exists()
-    for p in ("kubelet/kubelet.py", "scheduler/scheduler.py", "controller_manager/controllers/replication.py")
-)
-pytestmark = pytest.mark.skipif(
-    not HAS_PARTS, reason="kubelet, scheduler or replication controller not built yet"
-)
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ here; the tests observe everything through the API (and the real `kubectl`), as 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 
@@ -16,6 +15,7 @@ import pytest
 
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import ComponentProcess, free_port
+from tests.support.kubectl import kubectl_binary
 
 WORKLOAD_CONTROLLERS = "replicationcontroller,replicaset,deployment"
 KUBELET_FAST_FLAGS = [
@@ -87,9 +87,7 @@ def nodes(apiserver: APIServerProcess) -> Iterator[list[ComponentProcess]]:
 @pytest.fixture(scope="module")
 def kubectl(apiserver: APIServerProcess) -> Callable[..., str]:
     """The real kubectl against our API server; raises with its stderr on failure."""
-    binary = shutil.which("kubectl")
-    if binary is None:
-        pytest.skip("kubectl is not installed")
+    binary = kubectl_binary()
 
     def run(*args: str, stdin: str | None = None) -> str:
         res = subprocess.run(

@@ -25,6 +25,7 @@ import httpx
 import pytest
 
 from tests.support.apiserver import APIServerProcess
+from tests.support.kubectl import kubectl_binary
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,15 +35,6 @@ class Result:
     rc: int
     out: str
     err: str
-
-
-def kubectl_binary() -> str:
-    path = os.environ.get("KUBECTL_BINARY") or shutil.which("kubectl")
-    if path is None:
-        if os.environ.get("REQUIRE_KUBECTL") == "1":
-            pytest.fail("kubectl not installed but REQUIRE_KUBECTL=1")
-        pytest.skip("kubectl not installed")
-    return path
 
 
 def write_kubeconfig(path: Path, server: str, namespace: str | None = None) -> Path:

@@ -24,9 +24,14 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from apiserver.printers import build_table
+from tests.support.kubectl import kubectl_binary
 
 KUBECTL = shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on PATH")
+
+
+@pytest.fixture(autouse=True)
+def _needs_kubectl() -> None:
+    kubectl_binary()  # skips without kubectl, fails under REQUIRE_KUBECTL=1
 
 # Ten days and an hour ago: far enough from every bucket edge that the ages cannot flip mid-test.
 LONG_AGO = (datetime.now(UTC) - timedelta(days=10, hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -12,13 +11,6 @@ import pytest
 from tests.scheduler.conftest import make_pod, pods
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import ComponentProcess, free_port, wait_for
-
-REPO = Path(__file__).resolve().parents[2]
-HAS_KUBELET = (
-    "Placeholder" not in (REPO / "kubelet" / "main.py").read_text() and (REPO / "kubelet" / "kubelet.py").exists()
-)
-
-pytestmark = pytest.mark.skipif(not HAS_KUBELET, reason="the kubelet is not built yet")
 
 
 @pytest.fixture
