@@ -17,8 +17,11 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from tests.controller_manager_infra.helpers import Cluster
+from tests.support import fixtures
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import ComponentProcess, free_port
+
+apiserver = fixtures.apiserver  # the shared module-scoped fixture
 
 FAST = [
     "--node-monitor-period", "0.2",
@@ -33,15 +36,6 @@ def start_manager(api: APIServerProcess, controllers: str, *args: str) -> Compon
     port = free_port()
     argv = ["--master", api.url, "--port", str(port), "--controllers", controllers, "-v", "2", *FAST, *args]
     return ComponentProcess("controller_manager", argv, health_port=port).start(timeout=40)
-
-
-@pytest.fixture(scope="module")
-def apiserver() -> Iterator[APIServerProcess]:
-    api = APIServerProcess().start()
-    try:
-        yield api
-    finally:
-        api.cleanup()
 
 
 @pytest.fixture
@@ -63,6 +57,4 @@ def cluster_factory(apiserver: APIServerProcess) -> Iterator[Callable[..., Clust
             "/api/v1/namespaces/default/pods",
             "/api/v1/namespaces/default/events",
         ):
-            http.request(
-                "DELETE", path, json={"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0}
-            )
+            http.request("DELETE", path, json={"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0})

@@ -10,12 +10,15 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable, Iterator
 
-import httpx
 import pytest
 
+from tests.support import fixtures
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import ComponentProcess, free_port
 from tests.support.kubectl import kubectl_binary
+
+apiserver = fixtures.apiserver  # the shared module-scoped fixture
+api = fixtures.api  # the shared module-scoped fixture
 
 WORKLOAD_CONTROLLERS = "replicationcontroller,replicaset,deployment"
 KUBELET_FAST_FLAGS = [
@@ -23,21 +26,6 @@ KUBELET_FAST_FLAGS = [
     "--node-status-update-frequency", "0.5",
     "--container-stop-delay", "0.1",
 ]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def apiserver() -> Iterator[APIServerProcess]:
-    server = APIServerProcess().start()
-    try:
-        yield server
-    finally:
-        server.cleanup()
-
-
-@pytest.fixture(scope="module")
-def api(apiserver: APIServerProcess) -> Iterator[httpx.Client]:
-    with apiserver.client() as c:
-        yield c
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support import fixtures
 from tests.support.apiserver import APIServerProcess
 from tests.support.kubectl import kubectl_binary
+
+apiserver = fixtures.apiserver  # the shared module-scoped fixture
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -166,15 +169,6 @@ def cells(text: str) -> list[list[str]]:
 def normalise(text: str) -> str:
     """Durations replaced by <age> and runs of spaces collapsed: for describe comparisons."""
     return "\n".join(re.sub(r"\s+", " ", _AGE.sub("<age>", line)).rstrip() for line in text.splitlines())
-
-
-@pytest.fixture(scope="module")
-def apiserver() -> Iterator[APIServerProcess]:
-    server = APIServerProcess().start()
-    try:
-        yield server
-    finally:
-        server.cleanup()
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,12 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support import fixtures
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import ComponentProcess, free_port, wait_for
+
+apiserver = fixtures.apiserver  # the shared module-scoped fixture
+api = fixtures.api  # the shared module-scoped fixture
 
 FAST_FLAGS = [
     "--pod-startup-delay", "0.2",
@@ -26,21 +30,6 @@ FAST_FLAGS = [
     "--job-run-time", "0.5",
     "--log-line-interval", "0.5",
 ]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def apiserver() -> Iterator[APIServerProcess]:
-    server = APIServerProcess().start()
-    try:
-        yield server
-    finally:
-        server.cleanup()
-
-
-@pytest.fixture(scope="module")
-def api(apiserver: APIServerProcess) -> Iterator[httpx.Client]:
-    with apiserver.client() as c:
-        yield c
 
 
 @pytest.fixture(scope="module")
