@@ -34,6 +34,7 @@ from api import errors
 from api.registry import ResourceType
 from apiserver import storage
 from apiserver.codec import dumps
+from apiserver.genericstore import ResourceStore
 
 log = logging.getLogger("apiserver.watchcache")
 
@@ -141,7 +142,7 @@ class WatchCache:
         objects: dict[str, dict[str, Any]] = {}
         res = await self.storage.list(self.prefix)
         for kv in res.items:
-            obj = _decode(kv.value, kv.revision)
+            obj = ResourceStore.decode(kv.value, kv.revision)
             objects[kv.key] = obj
         self.objects = objects
         self.revision = self.oldest = res.revision
@@ -184,9 +185,9 @@ class WatchCache:
         prev = self.objects.get(ev.key)
         if ev.type == "DELETED":
             self.objects.pop(ev.key, None)
-            obj = _decode(ev.value or ev.prev_value or b"{}", ev.revision)
+            obj = ResourceStore.decode(ev.value or ev.prev_value or b"{}", ev.revision)
         else:
-            obj = _decode(ev.value or b"{}", ev.revision)
+            obj = ResourceStore.decode(ev.value or b"{}", ev.revision)
             self.objects[ev.key] = obj
         ce = CacheEvent("ADDED" if prev is None and ev.type != "DELETED" else ev.type, obj, ev.revision, prev)
         if len(self.ring) == self.ring.maxlen:
@@ -223,11 +224,3 @@ class WatchCache:
 
     def peek(self, key: str) -> dict[str, Any] | None:
         return self.objects.get(key)
-
-
-def _decode(value: bytes, revision: int) -> dict[str, Any]:
-    import json
-
-    obj = json.loads(value)
-    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
-    return obj

@@ -26,7 +26,7 @@ from api.registry import ResourceType
 from apiserver import codec, services
 from apiserver.admission import Attributes
 from apiserver.handlers.common import bool_param, int_param, json_response, list_predicate, read_body
-from apiserver.handlers.update import update_object
+from apiserver.handlers.update import finish_if_deletable
 from apiserver.objectmeta import now_rfc3339
 from apiserver.routing import RequestInfo
 
@@ -165,8 +165,6 @@ async def _raw_update(
     server: APIServer, rt: ResourceType, namespace: str | None, name: str, change: Any
 ) -> dict[str, Any]:
     """Metadata-only bookkeeping that must bypass the user-facing update rules."""
-    from apiserver.handlers.update import finish_if_deletable
-
     _, new = await server.store(rt).guaranteed_update(namespace, name, change)
     return await finish_if_deletable(server, rt, new)
 
@@ -203,5 +201,3 @@ async def handle_deletecollection(server: APIServer, request: Request, info: Req
     }
     return json_response(body, 200)
 
-
-__all__ = ["delete_object", "handle_delete", "handle_deletecollection", "update_object"]

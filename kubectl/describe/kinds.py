@@ -121,38 +121,31 @@ def _pods_status(counts: dict[str, int]) -> str:
     )
 
 
-def replication_controller(rc: Obj, pod_phases: dict[str, int], events: list[Obj] | None) -> str:
+def _replicated(obj: Obj, selector: str, pod_phases: dict[str, int], events: list[Obj] | None) -> str:
+    """The layout kubectl shares between ReplicationControllers and ReplicaSets."""
     w = PrefixWriter()
-    meta, spec, status = rc["metadata"], rc.get("spec") or {}, rc.get("status") or {}
+    meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
     w.write(LEVEL_0, f"Name:\t{meta['name']}\n")
     w.write(LEVEL_0, f"Namespace:\t{meta.get('namespace', '')}\n")
-    w.write(LEVEL_0, f"Selector:\t{format_labels(spec.get('selector'))}\n")
+    w.write(LEVEL_0, f"Selector:\t{selector}\n")
     labels_multiline(w, "Labels", meta.get("labels"))
     annotations_multiline(w, "Annotations", meta.get("annotations"))
+    if controller_of(obj):
+        w.write(LEVEL_0, f"Controlled By:\t{controller_of(obj)}\n")
     w.write(LEVEL_0, f"Replicas:\t{status.get('replicas', 0)} current / {spec.get('replicas', 1)} desired\n")
     w.write(LEVEL_0, f"Pods Status:\t{_pods_status(pod_phases)}\n")
     describe_pod_template(w, spec.get("template"))
     _conditions_table(w, status.get("conditions"))
     describe_events(w, events)
     return w.text()
+
+
+def replication_controller(rc: Obj, pod_phases: dict[str, int], events: list[Obj] | None) -> str:
+    return _replicated(rc, format_labels((rc.get("spec") or {}).get("selector")), pod_phases, events)
 
 
 def replica_set(rs: Obj, pod_phases: dict[str, int], events: list[Obj] | None) -> str:
-    w = PrefixWriter()
-    meta, spec, status = rs["metadata"], rs.get("spec") or {}, rs.get("status") or {}
-    w.write(LEVEL_0, f"Name:\t{meta['name']}\n")
-    w.write(LEVEL_0, f"Namespace:\t{meta.get('namespace', '')}\n")
-    w.write(LEVEL_0, f"Selector:\t{format_label_selector(spec.get('selector'))}\n")
-    labels_multiline(w, "Labels", meta.get("labels"))
-    annotations_multiline(w, "Annotations", meta.get("annotations"))
-    if controller_of(rs):
-        w.write(LEVEL_0, f"Controlled By:\t{controller_of(rs)}\n")
-    w.write(LEVEL_0, f"Replicas:\t{status.get('replicas', 0)} current / {spec.get('replicas', 1)} desired\n")
-    w.write(LEVEL_0, f"Pods Status:\t{_pods_status(pod_phases)}\n")
-    describe_pod_template(w, spec.get("template"))
-    _conditions_table(w, status.get("conditions"))
-    describe_events(w, events)
-    return w.text()
+    return _replicated(rs, format_label_selector((rs.get("spec") or {}).get("selector")), pod_phases, events)
 
 
 def _rs_list(sets: list[Obj]) -> str:
