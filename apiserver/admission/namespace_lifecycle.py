@@ -42,15 +42,12 @@ class NamespaceLifecycle:
             )
 
     async def _namespace(self, name: str) -> dict | None:
+        # A live read, not the watch cache: the cache can lag a namespace that turned Terminating
+        # a moment ago, and this rule must hold exactly.
         rt = registry.by_key("namespaces")
         assert rt is not None
-        store = self.server.store(rt)
-        cached = self.server.cache(rt).peek(store.key(None, name))
-        if cached is not None:
-            return cached
-        # The cache may lag a namespace created a moment ago: ask storage before saying no.
         try:
-            return await store.get(None, name)
+            return await self.server.store(rt).get(None, name)
         except errors.StatusError as exc:
             if exc.code == 404:
                 return None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import httpx
@@ -10,17 +9,13 @@ import pytest
 
 from tests.support.apiserver import APIServerProcess
 from tests.support.etcd import EtcdProcess, etcd_process, etcd_server  # noqa: F401  (fixtures)
-
-
-def _start(request: pytest.FixtureRequest, backend: str, args: list[str] | None = None) -> APIServerProcess:
-    etcd_url = request.getfixturevalue("etcd_server").url if backend == "etcd" else None
-    return APIServerProcess(etcd_url=etcd_url, args=args).start()
+from tests.support.fixtures import new_namespace, server_for_backend
 
 
 @pytest.fixture(scope="module", params=["sqlite", "etcd"])
 def apiserver(request: pytest.FixtureRequest) -> Iterator[APIServerProcess]:
     """One API server per backend for a whole test module; tests use their own namespaces."""
-    server = _start(request, request.param, ["--watch-bookmark-interval", "0.2"])
+    server = server_for_backend(request, request.param, ["--watch-bookmark-interval", "0.2"])
     try:
         yield server
     finally:
@@ -36,10 +31,7 @@ def api(apiserver: APIServerProcess) -> Iterator[httpx.Client]:
 @pytest.fixture
 def ns(api: httpx.Client) -> str:
     """A fresh namespace for one test."""
-    name = f"t-{uuid.uuid4().hex[:8]}"
-    r = api.post("/api/v1/namespaces", json={"metadata": {"name": name}})
-    assert r.status_code == 201, r.text
-    return name
+    return new_namespace(api, "t")
 
 
 def pod(name: str, *, image: str = "nginx:1.25", labels: dict[str, str] | None = None, **spec: object) -> dict:

@@ -17,7 +17,6 @@ import subprocess
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,14 +26,14 @@ import pytest
 
 from tests.support.apiserver import APIServerProcess
 from tests.support.etcd import etcd_server  # noqa: F401  (fixture)
+from tests.support.fixtures import new_namespace, server_for_backend
 from tests.support.kubectl import kubectl_binary
 
 
 @pytest.fixture(scope="package", params=["sqlite", "etcd"])
 def apiserver(request: pytest.FixtureRequest) -> Iterator[APIServerProcess]:
     """One API server per backend for the whole compat package."""
-    etcd_url = request.getfixturevalue("etcd_server").url if request.param == "etcd" else None
-    server = APIServerProcess(etcd_url=etcd_url).start()
+    server = server_for_backend(request, request.param)
     try:
         yield server
     finally:
@@ -50,10 +49,7 @@ def api(apiserver: APIServerProcess) -> Iterator[httpx.Client]:
 @pytest.fixture
 def ns(api: httpx.Client) -> str:
     """A fresh namespace for one test."""
-    name = f"c-{uuid.uuid4().hex[:8]}"
-    r = api.post("/api/v1/namespaces", json={"metadata": {"name": name}})
-    assert r.status_code == 201, r.text
-    return name
+    return new_namespace(api, "c")
 
 
 @dataclass

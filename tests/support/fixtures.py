@@ -6,6 +6,7 @@ tests in a module share the server and keep out of each other's way with unique 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
 import httpx
@@ -27,3 +28,17 @@ def apiserver() -> Iterator[APIServerProcess]:
 def api(apiserver: APIServerProcess) -> Iterator[httpx.Client]:
     with apiserver.client() as c:
         yield c
+
+
+def server_for_backend(request: pytest.FixtureRequest, backend: str, args: list[str] | None = None) -> APIServerProcess:
+    """A started API server on `backend` ("sqlite", or "etcd" on the session's test etcd)."""
+    etcd_url = request.getfixturevalue("etcd_server").url if backend == "etcd" else None
+    return APIServerProcess(etcd_url=etcd_url, args=args).start()
+
+
+def new_namespace(api: httpx.Client, prefix: str) -> str:
+    """Create a namespace with a unique name, so tests sharing a server keep out of each other's way."""
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    r = api.post("/api/v1/namespaces", json={"metadata": {"name": name}})
+    assert r.status_code == 201, r.text
+    return name
