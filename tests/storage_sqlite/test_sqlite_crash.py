@@ -70,7 +70,10 @@ async def test_every_acknowledged_write_survives_sigkill(
             lines.append(line)
     finally:
         os.kill(child.pid, signal.SIGKILL)  # mid-write, no chance to close anything
-        out, _ = child.communicate(timeout=10)
+        # Read the rest through the same text wrapper: communicate() would read the raw pipe and
+        # skip what this wrapper already buffered, starting mid-line.
+        out = child.stdout.read() if child.stdout is not None else ""
+        child.wait(timeout=10)
     assert child.returncode == -signal.SIGKILL
     lines += out.splitlines(keepends=True)  # acknowledgements still in the pipe count too
     acked = [line.split() for line in lines if line.endswith("\n")]
