@@ -25,8 +25,9 @@ Every request first takes a token from the client's TokenBucket (`--kube-api-qps
 `--kube-api-burst`), so a runaway loop cannot flood the server. A watch takes one token when it
 opens, however long it streams.
 
-The client is asynchronous (httpx.AsyncClient): components are asyncio programs that hold many
-watches open at once. A command-line tool wraps its calls in `asyncio.run(...)`.
+The client is asynchronous: components are asyncio programs that hold many watches open at once.
+Short requests use client/http1.py's keep-alive connections, watches and other streams httpx.
+A command-line tool wraps its calls in `asyncio.run(...)`.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import errno
 import json
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 import httpx
 
@@ -43,6 +44,7 @@ from api import registry
 from api.errors import StatusError
 from api.registry import ResourceType
 from client.errors import ConnectionFailed, ConnectionRefused
+from client.http1 import ConnectionPool, Response
 from client.ratelimit import TokenBucket
 from client.watch import WatchEvent, decode_event
 
@@ -85,6 +87,13 @@ def resource_path(
     return path
 
 
+def _query_value(value: Any) -> str:
+    """Query parameters as Go's API server reads them: booleans are `true`/`false`."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
 
@@ -104,6 +113,7 @@ class RESTClient:
         headers: Mapping[str, str] | None = None,
         namespace: str = "default",
         user_agent: str = "mini-k8s-client",
+        max_inflight: int = 8,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         parts = urlsplit(self.base_url)
@@ -113,11 +123,18 @@ class RESTClient:
         self.limiter = TokenBucket(qps, burst)
         all_headers = {"User-Agent": user_agent, "Accept": "application/json"}
         all_headers.update(headers or {})
+        # Short requests go over our own keep-alive HTTP/1.1 connections (client/http1.py: httpx
+        # cost more CPU per request than the server spends answering it); at most `max_inflight`
+        # at once, the rest wait their turn. Streams (watches, `logs -f`) hold a connection for
+        # minutes and go through httpx, with no limit on how many.
         # trust_env=False: an HTTP(S)_PROXY in the environment must not capture 127.0.0.1.
-        # pool=None: when every pooled connection is busy, a request waits its turn instead of
-        # failing with PoolTimeout — under load, failing and retrying only adds more load.
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url, timeout=httpx.Timeout(timeout, pool=None), headers=all_headers, trust_env=False
+        self._http = ConnectionPool(self.base_url, max_connections=max_inflight, timeout=timeout, headers=all_headers)
+        self._streams = httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=httpx.Timeout(timeout, pool=None),
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=0),
+            headers=all_headers,
+            trust_env=False,
         )
 
     async def __aenter__(self) -> RESTClient:
@@ -128,28 +145,25 @@ class RESTClient:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+        await self._streams.aclose()
 
     # ------------------------------------------------------------------ the transport
 
-    def _connection_error(self, exc: httpx.TransportError) -> ConnectionFailed:
+    def _connection_error(self, exc: BaseException) -> ConnectionFailed:
+        """What kubectl says when there was no answer, from httpx's errors or the OS's."""
         cause: BaseException | None = exc
         while cause is not None:  # find the OS error under httpx's and anyio's wrappers
-            if (
-                isinstance(cause, ConnectionRefusedError)
-                or getattr(cause, "errno", None) == errno.ECONNREFUSED
-            ):
+            if isinstance(cause, ConnectionRefusedError) or getattr(cause, "errno", None) == errno.ECONNREFUSED:
                 return ConnectionRefused(self.server)
             cause = cause.__cause__ or cause.__context__
         if isinstance(exc, httpx.ConnectError) and "refused" in str(exc).lower():
             return ConnectionRefused(self.server)
-        if isinstance(exc, httpx.TimeoutException):
+        if isinstance(exc, httpx.TimeoutException | TimeoutError):
             return ConnectionFailed(self.server, f"{type(exc).__name__} talking to {self.server}")
-        return ConnectionFailed(
-            self.server, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        )
+        return ConnectionFailed(self.server, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
 
     @staticmethod
-    def _status_error(resp: httpx.Response) -> StatusError:
+    def _status_error(resp: httpx.Response | Response) -> StatusError:
         try:
             body = resp.json()
         except ValueError:
@@ -177,11 +191,11 @@ class RESTClient:
         if body is not None:
             content = json.dumps(body).encode()
             hdrs["Content-Type"] = content_type or "application/json"
-        query = {k: v for k, v in (params or {}).items() if v is not None}
+        query = urlencode([(k, _query_value(v)) for k, v in (params or {}).items() if v is not None])
         await self.limiter.wait()
         try:
-            resp = await self._http.request(method, path, params=query, content=content, headers=hdrs)
-        except httpx.TransportError as exc:
+            resp = await self._http.request(method, f"{path}?{query}" if query else path, headers=hdrs, body=content)
+        except OSError as exc:  # refused, reset, timed out (TimeoutError is an OSError), cut short
             raise self._connection_error(exc) from exc
         if resp.status_code >= 400:
             raise self._status_error(resp)
@@ -196,6 +210,7 @@ class RESTClient:
         *,
         params: Mapping[str, Any] | None = None,
         read_timeout: float | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> AsyncGenerator[str, None]:
         """A long response, line by line (`kubectl logs -f`, a watch). Close it with `aclosing()`
         if you stop early, so the connection is released at once."""
@@ -203,7 +218,9 @@ class RESTClient:
         timeout = httpx.Timeout(self.timeout, read=read_timeout, pool=None)
         await self.limiter.wait()
         try:
-            async with self._http.stream(method, path, params=query, timeout=timeout) as resp:
+            async with self._streams.stream(
+                method, path, params=query, headers=dict(headers or {}), timeout=timeout
+            ) as resp:
                 if resp.status_code >= 400:
                     await resp.aread()
                     raise self._status_error(resp)

@@ -18,7 +18,7 @@ import contextlib
 import sys
 from typing import Any
 
-from api.errors import NotFoundError, StatusError
+from api.errors import NotFoundError
 from api.registry import ResourceType
 from client.rest import resource_path
 from client.watch import decode_event
@@ -283,25 +283,11 @@ async def _watch(
 
 async def _stream(s: Session, path: str, params: dict[str, Any], headers: dict[str, str] | None) -> Any:
     """Watch events of `path`, with the Table Accept header when printing tables."""
-    import httpx
-
-    query = {k: v for k, v in params.items() if v is not None}
-    http = s.client._http
-    try:
-        async with http.stream(
-            "GET", path, params=query, headers=headers or {}, timeout=httpx.Timeout(30.0, read=None)
-        ) as resp:
-            if resp.status_code >= 400:
-                await resp.aread()
-                raise s.client._status_error(resp)
-            async for line in resp.aiter_lines():
-                ev = decode_event(line)
-                if ev is not None:
-                    yield ev
-    except httpx.TransportError as exc:
-        raise s.client._connection_error(exc) from exc
-    except StatusError:
-        raise
+    async with contextlib.aclosing(s.client.raw_stream("GET", path, params=params, headers=headers)) as lines:
+        async for line in lines:
+            ev = decode_event(line)
+            if ev is not None:
+                yield ev
 
 
 # ---------------------------------------------------------------------------- the command

@@ -79,7 +79,7 @@ def test_foreground_deletion_removes_children_before_the_owner(
 ) -> None:
     name = f"fg-{uuid.uuid4().hex[:6]}"
     _deployment(api, name)
-    deleted: list[str] = []  # kinds, in the order their DELETED events arrive
+    deleted_at: list[tuple[int, str]] = []  # (resourceVersion of the DELETED event, kind)
     start = api.get("/api/v1/namespaces/default/pods").json()["metadata"]["resourceVersion"]
 
     def watch(path: str, kind: str, expect: int) -> None:
@@ -92,7 +92,7 @@ def test_foreground_deletion_removes_children_before_the_owner(
                 md = obj.get("metadata") or {}
                 ours = name in (md.get("name"), (md.get("labels") or {}).get("app"))
                 if line and json.loads(line)["type"] == "DELETED" and ours:
-                    deleted.append(kind)
+                    deleted_at.append((int(md["resourceVersion"]), kind))
                     seen += 1
                     if seen == expect:
                         return
@@ -110,4 +110,6 @@ def test_foreground_deletion_removes_children_before_the_owner(
         t.join(30)
     wait_for(lambda: api.get(f"{APPS}/deployments/{name}").status_code == 404, what="the deployment gone")
     assert not _replica_sets(api, name) and not _pods(api, name)
+    # Three streams deliver independently, so order by the store's revision, not by arrival.
+    deleted = [kind for _, kind in sorted(deleted_at)]
     assert deleted[-1] == "Deployment" and deleted.count("Pod") == 2 and "ReplicaSet" in deleted, deleted
