@@ -1,9 +1,11 @@
-"""The FastAPI application: routes, dispatch by verb, and one error path that always speaks Status.
+"""The application: routes, dispatch by verb, and one error path that always speaks Status.
 
 Routing is deliberately not one FastAPI route per resource (that would be ~150 routes generated
-from the registry). Instead `/api/...` and `/apis/...` go through one dispatcher that resolves the
-path against the kind registry (routing.py) and picks the handler from the HTTP method and the
-shape of the path — the same job kube-apiserver's RequestInfo + handler chain does.
+from the registry). Instead `/api/v1/...` and `/apis/<group>/<version>/...` go through one
+dispatcher that resolves the path against the kind registry (routing.py) and picks the handler from
+the HTTP method and the shape of the path — the same job kube-apiserver's RequestInfo + handler
+chain does. Those requests enter through front.py, ahead of FastAPI; FastAPI serves the rest
+(/docs, /metrics, health, discovery roots).
 
 Every error becomes a `Status` body with the right code, including paths nobody registered, bodies
 that are too large, and a storage backend that is down; an unexpected exception becomes a 500
@@ -24,6 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from api import errors
 from apiserver import storage
 from apiserver.config import ServerConfig
+from apiserver.front import APIFront
 from apiserver.handlers import discovery
 from apiserver.handlers.common import bool_param, json_response
 from apiserver.handlers.create import handle_create
@@ -48,7 +51,8 @@ async def open_storage(config: ServerConfig) -> storage.Storage:
     return await SQLiteStorage.open(config.data_dir, compact_interval_seconds=None)  # server.py compacts
 
 
-def create_app(config: ServerConfig) -> FastAPI:
+def create_app(config: ServerConfig) -> APIFront:
+    """The ASGI application uvicorn serves: the REST API through front.py, the rest through FastAPI."""
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         server = APIServer(config, await open_storage(config))
@@ -69,7 +73,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     )
     _install_error_handlers(app)
     _install_routes(app)
-    return app
+    return APIFront(app, dispatch)
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -215,31 +219,17 @@ def _install_routes(app: FastAPI) -> None:
         m = request.app.state.server.metrics
         return Response(m.render(), media_type=m.content_type)
 
-    # The Kubernetes API itself is served by plain Starlette routes: FastAPI's per-request
-    # dependency solving and validation cost about a quarter of a create, and these handlers read
-    # everything from the Request themselves.
-    async def core(request: Request) -> Response:
-        return await dispatch(request, "", "v1", request.path_params.get("path", ""))
-
+    # The Kubernetes API itself (/api/v1/..., /apis/<group>/<version>/...) never reaches FastAPI:
+    # front.py hands it to `dispatch` directly. What is left here is the group document and a 404
+    # Status for every other path.
     async def group_doc(request: Request) -> Response:
         res = discovery.api_group(request.path_params["group"]) if request.method == "GET" else None
         if res is None:
             raise errors.not_found_path()
         return res
 
-    async def grouped(request: Request) -> Response:
-        p = request.path_params
-        return await dispatch(request, p["group"], p["version"], p.get("path", ""))
-
     async def unknown(request: Request) -> Response:
         raise errors.not_found_path()
 
-    for path, endpoint in (
-        ("/api/v1", core),
-        ("/api/v1/{path:path}", core),
-        ("/apis/{group}", group_doc),
-        ("/apis/{group}/{version}", grouped),
-        ("/apis/{group}/{version}/{path:path}", grouped),
-        ("/{path:path}", unknown),
-    ):
+    for path, endpoint in (("/apis/{group}", group_doc), ("/{path:path}", unknown)):
         app.add_route(path, endpoint, methods=methods, include_in_schema=False)

@@ -8,7 +8,9 @@ This is the layer between HTTP semantics (handlers/) and the key-value store (st
   disagree with the store;
 - optimistic concurrency: `guaranteed_update` reads, lets the caller compute the new object, and
   writes only if nobody wrote in between — retrying on a lost race unless the client pinned a
-  resourceVersion, in which case the loser gets 409 Conflict.
+  resourceVersion, in which case the loser gets 409 Conflict. Its first read comes from the watch
+  cache when it can (Kubernetes does the same): the write is a compare-and-swap on the revision
+  read, so a stale cache costs one retry from storage, never a lost update.
 Storage errors are translated into Kubernetes `Status` errors here, once.
 """
 
@@ -79,6 +81,22 @@ def encode_continue(revision: int, last_key: str) -> str:
     return base64.urlsafe_b64encode(raw).decode()
 
 
+def _same_object(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Equal apart from metadata.resourceVersion (which is never stored)."""
+    if a.keys() != b.keys():
+        return False
+    for k, v in a.items():
+        if k == "metadata" and isinstance(v, dict) and isinstance(b[k], dict):
+            other = b[k]
+            if {x for x in v if x != "resourceVersion"} != {x for x in other if x != "resourceVersion"}:
+                return False
+            if any(v[x] != other[x] for x in v if x != "resourceVersion"):
+                return False
+        elif v != b[k]:
+            return False
+    return True
+
+
 def decode_continue(token: str) -> tuple[int, str]:
     try:
         d = json.loads(base64.urlsafe_b64decode(token.encode() + b"=" * (-len(token) % 4)))
@@ -90,10 +108,14 @@ def decode_continue(token: str) -> tuple[int, str]:
     return rv, start
 
 
+CachedReader = Callable[[str], tuple[bytes, int] | None]  # key -> (stored bytes, revision) or None
+
+
 class ResourceStore:
-    def __init__(self, rt: ResourceType, store: storage.Storage) -> None:
+    def __init__(self, rt: ResourceType, store: storage.Storage, cached: CachedReader | None = None) -> None:
         self.rt = rt
         self.storage = store
+        self.cached = cached
         self.root = f"/registry/{rt.plural}/"
 
     # -- keys ---------------------------------------------------------------------------------
@@ -198,18 +220,27 @@ class ResourceStore:
         `precondition_rv` is the resourceVersion the client based its change on: if the stored
         object is at another revision the client loses with 409, as Kubernetes does.
         """
+        use_cache = self.cached is not None
         for _ in range(attempts):
-            kv = await self.get_kv(namespace, name)
-            if precondition_rv and precondition_rv != str(kv.revision):
+            value, revision, from_cache = await self._current(namespace, name, precondition_rv, use_cache)
+            use_cache = False  # any retry reads storage
+            if precondition_rv and precondition_rv != str(revision):
                 raise errors.conflict(self.rt.key, name)
-            old = self.decode(kv.value, kv.revision)
-            result = mutate(self.decode(kv.value, kv.revision))  # a private copy to change
-            new = await result if isinstance(result, Awaitable) else result
-            if new is None or self.encode(new) == self.encode(old):
+            old = self.decode(value, revision)
+            try:
+                result = mutate(self.decode(value, revision))  # a private copy to change
+                new = await result if isinstance(result, Awaitable) else result
+            except errors.StatusError as exc:
+                if exc.reason == "Conflict" and from_cache:
+                    continue  # judged against a cached copy that may be stale: ask storage
+                raise
+            if new is None or _same_object(new, old):
+                if from_cache:
+                    continue  # "no change" must be true of the stored object, not of a cached copy
                 return old, old
             try:
                 with storage_errors(self.rt, name):
-                    rev = await self.storage.update(self.key(namespace, name), self.encode(new), kv.revision)
+                    rev = await self.storage.update(self.key(namespace, name), self.encode(new), revision)
             except errors.StatusError as exc:
                 if exc.reason == "Conflict" and not precondition_rv:
                     continue  # somebody wrote in between: re-read and re-apply the change
@@ -217,6 +248,18 @@ class ResourceStore:
             new.setdefault("metadata", {})["resourceVersion"] = str(rev)
             return old, new
         raise errors.conflict(self.rt.key, name, "too many concurrent writers; please retry")
+
+    async def _current(
+        self, namespace: str | None, name: str, precondition_rv: str | None, use_cache: bool
+    ) -> tuple[bytes, int, bool]:
+        """(stored bytes, revision, whether they came from the watch cache). The cache is used only
+        when it agrees with a pinned resourceVersion; a client may have seen a newer one."""
+        if use_cache and self.cached is not None:
+            hit = self.cached(self.key(namespace, name))
+            if hit is not None and (not precondition_rv or precondition_rv == str(hit[1])):
+                return hit[0], hit[1], True
+        kv = await self.get_kv(namespace, name)
+        return kv.value, kv.revision, False
 
     async def delete(self, namespace: str | None, name: str, expected_rv: int | None = None) -> int:
         with storage_errors(self.rt, name):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from api import errors, registry
@@ -36,7 +37,7 @@ class APIServer:
         self.caches: dict[str, WatchCache] = {}
         for rt in registry.all_resources():
             if rt.key not in self.stores:
-                self.stores[rt.key] = ResourceStore(rt, store)
+                self.stores[rt.key] = ResourceStore(rt, store, cached=self._cached_reader(rt))
         self.admission: AdmissionChain = default_chain(self)
         self.cluster_ips = IPAllocator(config.service_cluster_ip_range)
         self.node_ports = PortAllocator(config.service_node_port_range)
@@ -45,6 +46,9 @@ class APIServer:
     # -- lookups ------------------------------------------------------------------------------
     def store(self, rt: ResourceType) -> ResourceStore:
         return self.stores[rt.key]
+
+    def _cached_reader(self, rt: ResourceType) -> Callable[[str], tuple[bytes, int] | None]:
+        return lambda key: self.cache(rt).peek_raw(key)
 
     def cache(self, rt: ResourceType) -> WatchCache:
         c = self.caches.get(rt.key)

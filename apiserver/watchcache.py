@@ -115,6 +115,7 @@ class WatchCache:
         self.prefix = prefix
         self.ring: deque[CacheEvent] = deque(maxlen=max(capacity, 1))
         self.objects: dict[str, dict[str, Any]] = {}  # storage key → current object
+        self.raw: dict[str, tuple[bytes, int]] = {}  # storage key → (stored bytes, revision)
         self.revision = 0  # newest revision this cache reflects
         self.oldest = 0  # every change after this revision is in the ring
         self.subscribers: set[Subscriber] = set()
@@ -145,6 +146,7 @@ class WatchCache:
             obj = ResourceStore.decode(kv.value, kv.revision)
             objects[kv.key] = obj
         self.objects = objects
+        self.raw = {kv.key: (kv.value, kv.revision) for kv in res.items}
         self.revision = self.oldest = res.revision
         self.ring.clear()
 
@@ -185,10 +187,12 @@ class WatchCache:
         prev = self.objects.get(ev.key)
         if ev.type == "DELETED":
             self.objects.pop(ev.key, None)
+            self.raw.pop(ev.key, None)
             obj = ResourceStore.decode(ev.value or ev.prev_value or b"{}", ev.revision)
         else:
             obj = ResourceStore.decode(ev.value or b"{}", ev.revision)
             self.objects[ev.key] = obj
+            self.raw[ev.key] = (ev.value or b"{}", ev.revision)
         ce = CacheEvent("ADDED" if prev is None and ev.type != "DELETED" else ev.type, obj, ev.revision, prev)
         if len(self.ring) == self.ring.maxlen:
             self.oldest = self.ring[0].revision
@@ -224,3 +228,7 @@ class WatchCache:
 
     def peek(self, key: str) -> dict[str, Any] | None:
         return self.objects.get(key)
+
+    def peek_raw(self, key: str) -> tuple[bytes, int] | None:
+        """The stored bytes of `key` and their revision, as of this cache (may lag storage)."""
+        return self.raw.get(key)

@@ -6,7 +6,8 @@ etcd, its own etcd via the test-support `EtcdProcess`), so it never touches a re
 
 What is measured, per backend (pods of ~1 KB, in namespaces of their own):
 - creates/s and gets/s with 1 client (latency-bound: one controller working through its queue)
-  and with 16 concurrent clients (each its own connection: many components at once);
+  and with 16 concurrent clients (each its own connection: many components at once); the clients
+  are the project's RESTClient, as components use it (client CPU per request: bench/client.py);
 - listing all pods of a namespace (5,000 of them; 1,000 with --quick): wall time and response
   bytes, as plain JSON read from storage, as JSON from the watch cache (`resourceVersion=0`, what
   informers ask for), and as the Table `kubectl get` asks for;
@@ -40,6 +41,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
+from client.rest import RESTClient  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
 
 CONCURRENCY = 16
@@ -84,17 +86,18 @@ async def ensure_namespace(c: httpx.AsyncClient, name: str) -> None:
     assert r.status_code in (201, 409), r.text
 
 
-async def rate(n: int, op: Callable[[httpx.AsyncClient, int], Awaitable[None]], url: str, clients: int) -> float:
-    """Run op(client, 0..n-1) over `clients` connections, one worker each; operations per second."""
+async def rate(n: int, op: Callable[[RESTClient, int], Awaitable[None]], url: str, clients: int) -> float:
+    """Run op(client, 0..n-1) over `clients` connections, one worker each; operations per second.
+    Each client is the project's own RESTClient (what every component uses) with one connection."""
     counter = iter(range(n))
-    pool = [httpx.AsyncClient(base_url=url, timeout=30.0) for _ in range(clients)]
+    pool = [RESTClient(url, qps=0, burst=1, max_inflight=1, timeout=30.0) for _ in range(clients)]
 
-    async def worker(c: httpx.AsyncClient) -> None:
+    async def worker(c: RESTClient) -> None:
         for i in counter:  # workers share one iterator: each index runs exactly once
             await op(c, i)
 
     try:
-        await asyncio.gather(*(c.get("/readyz") for c in pool))  # open every connection first
+        await asyncio.gather(*(c.raw("GET", "/readyz") for c in pool))  # open every connection first
         start = time.perf_counter()
         await asyncio.gather(*(worker(c) for c in pool))
         return round(n / (time.perf_counter() - start), 1)
@@ -103,19 +106,15 @@ async def rate(n: int, op: Callable[[httpx.AsyncClient, int], Awaitable[None]], 
 
 
 async def crud(url: str, ns: str, n_seq: int, n_conc: int) -> dict[str, float]:
-    base = f"/api/v1/namespaces/{ns}/pods"
-
-    def create(prefix: str) -> Callable[[httpx.AsyncClient, int], Awaitable[None]]:
-        async def op(c: httpx.AsyncClient, i: int) -> None:
-            r = await c.post(base, json=pod(f"{prefix}-{i:05d}"))
-            assert r.status_code == 201, r.text
+    def create(prefix: str) -> Callable[[RESTClient, int], Awaitable[None]]:
+        async def op(c: RESTClient, i: int) -> None:
+            await c.create("pods", pod(f"{prefix}-{i:05d}"), ns)
 
         return op
 
-    def get(prefix: str) -> Callable[[httpx.AsyncClient, int], Awaitable[None]]:
-        async def op(c: httpx.AsyncClient, i: int) -> None:
-            r = await c.get(f"{base}/{prefix}-{i:05d}")
-            assert r.status_code == 200, r.text
+    def get(prefix: str) -> Callable[[RESTClient, int], Awaitable[None]]:
+        async def op(c: RESTClient, i: int) -> None:
+            await c.get("pods", f"{prefix}-{i:05d}", ns)
 
         return op
 

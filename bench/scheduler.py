@@ -3,13 +3,11 @@
 Run: `.venv/bin/python bench/scheduler.py [--quick]`. Prints one JSON document. It starts its own
 API server (embedded store, temp dir), one `mini-kubelet` process simulating many nodes
 (`--nodes 100`, then `--nodes 1000`) and `mini-scheduler`, all as real processes on loopback.
-If the kubelet is not built, Node objects are created through the API instead (and the report
-says so; pods then never reach Running, so start-up latency is not measured).
 
 Measured:
 - kubelet CPU: utime+stime of the kubelet process (from /proc/<pid>/stat) over a window while
   its 1,000 nodes heartbeat at the kubelet's default frequencies and no pods exist, in cores;
-- bind throughput: N pods created as fast as possible (32 concurrent async httpx POSTs); pods
+- bind throughput: N pods created as fast as possible (32 concurrent POSTs through RESTClient); pods
   bound per second = N / (first create sent -> last pod seen with a nodeName through a watch).
   When the API server creates pods slower than the scheduler binds them, that number is the
   create rate; so on 1,000 nodes a "backlog" run also freezes the scheduler (SIGSTOP) while the
@@ -28,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -41,11 +40,12 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
+from api.errors import AlreadyExistsError, StatusError  # noqa: E402
+from client.errors import ConnectionFailed  # noqa: E402
+from client.rest import RESTClient  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
 from tests.support.component import ComponentProcess, free_port, wait_for  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
-HAS_KUBELET = (REPO / "kubelet" / "kubelet.py").exists()
 CONCURRENCY = 32
 SCHEDULER_ARGS = ["--kube-api-qps", "5000", "--kube-api-burst", "5000", "--parallel-binds", "64"]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -85,14 +85,9 @@ class Cluster:
 
     def start(self) -> None:
         self.api.start()
-        if HAS_KUBELET:
-            port = free_port()
-            args = ["--master", self.api.url, "--node-name", "sim", "--nodes", str(self.nodes), "--port", str(port)]
-            self.kubelet = ComponentProcess("kubelet", args, health_port=port).start(timeout=120)
-        else:
-            with self.api.client() as c:
-                for i in range(self.nodes):
-                    c.post("/api/v1/nodes", json=_node(f"sim-{i}"))
+        port = free_port()
+        args = ["--master", self.api.url, "--node-name", "sim", "--nodes", str(self.nodes), "--port", str(port)]
+        self.kubelet = ComponentProcess("kubelet", args, health_port=port).start(timeout=120)
         with self.api.client() as c:
             wait_for(lambda: _ready_nodes(c) >= self.nodes, timeout=300, interval=1.0, what="nodes Ready")
         port = free_port()
@@ -105,16 +100,6 @@ class Cluster:
             if p is not None:
                 p.stop()
         self.api.cleanup()
-
-
-def _node(name: str) -> dict[str, Any]:
-    res = {"cpu": "4", "memory": "8Gi", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"capacity": res, "allocatable": res, "conditions": [{"type": "Ready", "status": "True"}]},
-    }
 
 
 def _ready_nodes(c: httpx.Client) -> int:
@@ -171,19 +156,29 @@ class PodWatch:
             await asyncio.gather(self._task, return_exceptions=True)
 
 
-async def post_pod(c: httpx.AsyncClient, name: str, namespace: str) -> bool:
+async def post_pod(c: RESTClient, name: str, namespace: str) -> bool:
     """POST one pod, retrying a dropped connection (an overloaded server may reset one)."""
     for attempt in range(5):
         try:
-            r = await c.post(f"/api/v1/namespaces/{namespace}/pods", json=pod_body(name, namespace))
-            return r.status_code == 201 or (attempt > 0 and r.status_code == 409)
-        except httpx.TransportError:
+            await c.create("pods", pod_body(name, namespace), namespace)
+            return True
+        except AlreadyExistsError:
+            return attempt > 0  # our own earlier attempt got through after all
+        except StatusError:
+            return False
+        except ConnectionFailed:
             await asyncio.sleep(0.2 * (attempt + 1))
     return False
 
 
-async def create_ns(c: httpx.AsyncClient, ns: str) -> None:
-    await c.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+async def create_ns(c: RESTClient, ns: str) -> None:
+    with contextlib.suppress(AlreadyExistsError):
+        await c.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+
+
+def creator(url: str) -> RESTClient:
+    """The project's own client, as components use it, with CONCURRENCY connections and no rate limit."""
+    return RESTClient(url, qps=0, burst=1, max_inflight=CONCURRENCY, timeout=60)
 
 
 async def burst(url: str, n: int, namespace: str, freeze_pid: int | None = None) -> dict[str, Any]:
@@ -192,8 +187,7 @@ async def burst(url: str, n: int, namespace: str, freeze_pid: int | None = None)
     With `freeze_pid` (the scheduler), the scheduler is stopped (SIGSTOP) while the pods are
     created and resumed (SIGCONT) after: the rate from resume to the last binding is the
     scheduler's own throughput on a backlog, free of the API server's create rate."""
-    async with httpx.AsyncClient(base_url=url, timeout=60, trust_env=False,
-                                 limits=httpx.Limits(max_connections=CONCURRENCY)) as c:  # fmt: skip
+    async with creator(url) as c:
         await create_ns(c, namespace)
         watch = PodWatch(url, namespace)
         await watch.start()
@@ -235,7 +229,7 @@ async def steady(url: str, rate: float, seconds: float, namespace: str) -> dict[
     """Create pods at a steady rate; create -> Running latency through a watch."""
     n = int(rate * seconds)
     sent: dict[str, float] = {}
-    async with httpx.AsyncClient(base_url=url, timeout=60, trust_env=False) as c:
+    async with creator(url) as c:
         await create_ns(c, namespace)
         watch = PodWatch(url, namespace)
         await watch.start()
@@ -273,7 +267,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {
         "benchmark": "scheduler",
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load_avg_start": os.getloadavg()},
-        "kubelet": "real mini-kubelet process" if HAS_KUBELET else "simulated by Node objects created via the API",
         "scheduler_flags": SCHEDULER_ARGS,
         "runs": [],
     }
@@ -282,8 +275,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     small.start()
     try:
         r: dict[str, Any] = {"nodes": 100, "burst": await burst(small.api.url, args.pods_small, "burst-100")}
-        if HAS_KUBELET:
-            r["steady"] = await steady(small.api.url, 100.0, args.steady_seconds, "steady-100")
+        r["steady"] = await steady(small.api.url, 100.0, args.steady_seconds, "steady-100")
         report["runs"].append(r)
     finally:
         small.stop()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import random
 import shutil
 import signal
 import socket
@@ -66,9 +67,32 @@ def _die_with_parent() -> None:
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port nobody listens on, from *below* the kernel's ephemeral range.
+
+    Asking the kernel for port 0 hands out an ephemeral port, and the kernel hands the same ports to
+    outgoing connections as their source port: with hundreds of client connections opening during a
+    test run, one of them can take the port between our check and the server's bind (seen: etcd
+    failing with "address already in use", also on a restart on its old port). Ports below the
+    range are only ever taken by listeners, so a random free one stays free."""
+    low = _ephemeral_low()
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(max(1024, low - 12_000), low)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
+
+
+def _ephemeral_low() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
 
 
 class EtcdProcess:
