@@ -12,7 +12,8 @@ Measured:
   When the API server creates pods slower than the scheduler binds them, that number is the
   create rate; so on 1,000 nodes a "backlog" run also freezes the scheduler (SIGSTOP) while the
   pods are created and measures from its resume (SIGCONT) to the last binding;
-- start-up latency: pods created at a steady 100/s on 100 nodes; create request sent ->
+- start-up latency: pods created at a steady 100/s on 100 nodes, once the burst's pods all run (so
+  the kubelet has no backlog left); create request sent ->
   phase Running seen through a watch, p50/p99 (client clocks: creationTimestamp has one-second
   resolution, too coarse for this). Includes the kubelet's simulated --pod-startup-delay.
 
@@ -176,13 +177,26 @@ async def create_ns(c: RESTClient, ns: str) -> None:
         await c.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
 
+async def events_written(c: RESTClient, namespace: str, n: int, timeout: float) -> None:
+    """Wait until `n` events exist in the namespace: each started pod gets four (Scheduled, Pulled,
+    Created, Started), which components send after the fact, so a cluster whose pods all run may
+    still be writing them."""
+    deadline = time.perf_counter() + timeout
+    while len((await c.list("events", namespace))["items"]) < n and time.perf_counter() < deadline:
+        await asyncio.sleep(0.5)
+
+
 def creator(url: str) -> RESTClient:
     """The project's own client, as components use it, with CONCURRENCY connections and no rate limit."""
     return RESTClient(url, qps=0, burst=1, max_inflight=CONCURRENCY, timeout=60)
 
 
-async def burst(url: str, n: int, namespace: str, freeze_pid: int | None = None) -> dict[str, Any]:
-    """Create n pods as fast as possible; pods bound per second through a watch.
+async def burst(
+    url: str, n: int, namespace: str, freeze_pid: int | None = None, settle: bool = False
+) -> dict[str, Any]:
+    """Create n pods as fast as possible; pods bound per second through a watch. With `settle`,
+    also wait until every pod is Running and its events are written, so whatever is measured next
+    starts on a quiet cluster.
 
     With `freeze_pid` (the scheduler), the scheduler is stopped (SIGSTOP) while the pods are
     created and resumed (SIGCONT) after: the rate from resume to the last binding is the
@@ -211,9 +225,13 @@ async def burst(url: str, n: int, namespace: str, freeze_pid: int | None = None)
         if freeze_pid:
             t0 = created  # measure from the moment the scheduler resumes
         complete = await watch.wait(watch.bound, n, timeout=max(120, n / 20))
+        if settle:
+            await watch.wait(watch.running, n, timeout=max(120, n / 20))
+            await events_written(c, namespace, 4 * n, timeout=max(120, n / 20))
         await watch.stop()
     last = max(watch.bound.values()) if watch.bound else created
-    return {
+    settled = {"all_running_s": round(max(watch.running.values()) - t0, 2)} if settle and watch.running else {}
+    return settled | {
         "mode": "backlog (scheduler frozen during creation)" if freeze_pid else "create-as-fast-as-possible",
         "pods": n,
         "create_errors": errors,
@@ -274,7 +292,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     small = Cluster(100)
     small.start()
     try:
-        r: dict[str, Any] = {"nodes": 100, "burst": await burst(small.api.url, args.pods_small, "burst-100")}
+        first = await burst(small.api.url, args.pods_small, "burst-100", settle=True)
+        r: dict[str, Any] = {"nodes": 100, "burst": first}
         r["steady"] = await steady(small.api.url, 100.0, args.steady_seconds, "steady-100")
         report["runs"].append(r)
     finally:
