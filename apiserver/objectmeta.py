@@ -39,8 +39,12 @@ def new_uid() -> str:
     return str(uuid.UUID(bytes=raw, version=4))
 
 
+MAX_GENERATED_NAME_PREFIX = 58  # 63 - 5: Kubernetes cuts generateName so the result fits a label value
+
+
 def generate_name(prefix: str) -> str:
-    return prefix + "".join(random.choices(_NAME_ALPHABET, k=5))
+    """`generateName` plus five random characters, the prefix cut to 58 as Kubernetes does."""
+    return prefix[:MAX_GENERATED_NAME_PREFIX] + "".join(random.choices(_NAME_ALPHABET, k=5))
 
 
 def meta(obj: dict[str, Any]) -> dict[str, Any]:

@@ -53,7 +53,7 @@ def default_chain(server: APIServer) -> AdmissionChain:
     return AdmissionChain(
         [
             NamespaceLifecycle(server),
-            ServiceAccount(),
+            ServiceAccount(server),
             DefaultTolerationSeconds(
                 server.config.default_not_ready_toleration_seconds, server.config.default_unreachable_toleration_seconds
             ),

@@ -1,12 +1,32 @@
-"""ServiceAccount: a pod that names no service account runs as `default`, like in Kubernetes."""
+"""ServiceAccount: a pod runs as a service account that exists; one that names none runs as `default`.
+
+Kubernetes' plugin of the same name sets `spec.serviceAccountName` to `default` when the pod names
+none, and refuses a pod whose service account does not exist (403, `error looking up service
+account <ns>/<name>: serviceaccount "<name>" not found`): a workload controller then reports
+FailedCreate until someone creates the account.
+
+One difference, on purpose: the `default` account is not looked up. Kubernetes refuses pods for the
+moment between a namespace's creation and its serviceaccount controller creating `default`; here
+pods may be created in namespaces where no controller-manager runs at all (the API server alone is
+a complete lesson), so the missing `default` account is tolerated.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from api import errors, registry
 from apiserver.admission import Attributes
+
+if TYPE_CHECKING:
+    from apiserver.server import APIServer
 
 
 class ServiceAccount:
     name = "ServiceAccount"
+
+    def __init__(self, server: APIServer) -> None:
+        self.server = server
 
     async def admit(self, attrs: Attributes) -> None:
         if attrs.rt.key != "pods" or attrs.operation != "CREATE" or attrs.obj is None or attrs.subresource:
@@ -15,3 +35,22 @@ class ServiceAccount:
         if not spec.get("serviceAccountName"):
             spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
         spec.setdefault("serviceAccount", spec["serviceAccountName"])
+        account, namespace = spec["serviceAccountName"], attrs.namespace or "default"
+        if account != "default" and not await self._exists(namespace, account):
+            raise errors.forbidden_error(
+                "pods",
+                attrs.name or "",
+                f'error looking up service account {namespace}/{account}: serviceaccount "{account}" not found',
+            )
+
+    async def _exists(self, namespace: str, account: str) -> bool:
+        rt = registry.by_key("serviceaccounts")
+        assert rt is not None
+        store = self.server.store(rt)
+        if self.server.cache(rt).peek(store.key(namespace, account)) is not None:
+            return True
+        try:  # the cache may not have seen an account created a moment ago
+            await store.get(namespace, account)
+        except errors.NotFoundError:
+            return False
+        return True

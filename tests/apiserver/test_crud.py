@@ -38,11 +38,32 @@ def test_own_toleration_wins_over_the_default(api: httpx.Client, ns: str) -> Non
     assert unreachable == [mine]
 
 
+def test_a_pod_needs_the_service_account_it_names(api: httpx.Client, ns: str) -> None:
+    r = api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("robotic", serviceAccountName="robot"))
+    assert r.status_code == 403 and r.json()["reason"] == "Forbidden"
+    assert r.json()["message"] == (
+        f'pods "robotic" is forbidden: error looking up service account {ns}/robot: serviceaccount "robot" not found'
+    )
+    assert api.get(f"/api/v1/namespaces/{ns}/pods/robotic").status_code == 404
+    assert api.post(f"/api/v1/namespaces/{ns}/serviceaccounts", json={"metadata": {"name": "robot"}}).status_code == 201
+    r = api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("robotic", serviceAccountName="robot"))
+    assert r.status_code == 201 and r.json()["spec"]["serviceAccount"] == "robot"
+
+
 def test_generate_name_makes_unique_names(api: httpx.Client, ns: str) -> None:
     body = pod("")
     body["metadata"] = {"generateName": "web-"}
     names = {api.post(f"/api/v1/namespaces/{ns}/pods", json=body).json()["metadata"]["name"] for _ in range(5)}
     assert len(names) == 5 and all(n.startswith("web-") and len(n) == 9 for n in names)
+
+
+def test_a_long_generate_name_is_cut_to_58_characters(api: httpx.Client, ns: str) -> None:
+    body = pod("")
+    body["metadata"] = {"generateName": "x" * 100 + "-"}
+    created = api.post(f"/api/v1/namespaces/{ns}/pods", json=body)
+    assert created.status_code == 201, created.text
+    md = created.json()["metadata"]
+    assert md["name"].startswith("x" * 58) and len(md["name"]) == 63 and md["generateName"] == "x" * 100 + "-"
 
 
 def test_create_twice_is_already_exists(api: httpx.Client, ns: str) -> None:

@@ -4,6 +4,7 @@ unless a test plays the kubelet by writing pod status itself)."""
 from __future__ import annotations
 
 import re
+import uuid
 
 import httpx
 
@@ -146,18 +147,34 @@ def test_min_ready_seconds_delays_available_replicas(api: httpx.Client, manager:
 
 
 def test_create_errors_surface_as_replica_failure_condition(api: httpx.Client, manager: ComponentProcess) -> None:
-    # A name of 250 characters leaves no room for the 5-character suffix: the API server rejects the pods.
-    name = "f" * 250
-    create(api, RC, rc_body(name, 1, {"app": "fail"}))
+    # The template names a service account that does not exist: the ServiceAccount admission plugin
+    # refuses every pod, as in Kubernetes, and the RC says so in a ReplicaFailure condition.
+    account = f"robot-{uuid.uuid4().hex[:6]}"
+    body = rc_body("fail", 1, {"app": "fail"})
+    body["spec"]["template"]["spec"]["serviceAccountName"] = account
+    create(api, RC, body)
     cond = wait_for(
-        lambda: [
-            c for c in get(api, f"{RC}/{name}")["status"].get("conditions") or [] if c["type"] == "ReplicaFailure"
-        ],
+        lambda: [c for c in get(api, f"{RC}/fail")["status"].get("conditions") or [] if c["type"] == "ReplicaFailure"],
         what="ReplicaFailure condition",
     )[0]
     assert (cond["status"], cond["reason"]) == ("True", "FailedCreate")
-    assert "Invalid" in cond["message"] or "invalid" in cond["message"]
-    # (The Warning FailedCreate event cannot be stored here: its name, `<rc name>.<hex>`, is too long too.)
-    # Fixing the cause (fewer replicas needed) clears the condition.
+    assert f'serviceaccount "{account}" not found' in cond["message"], cond["message"]
+    uid = get(api, f"{RC}/fail")["metadata"]["uid"]
+    failed = wait_for(lambda: [e for e in events_for(api, uid) if e["reason"] == "FailedCreate"], what="event")
+    assert failed[0]["type"] == "Warning" and "is forbidden" in failed[0]["message"]
+    assert not pods(api, "app=fail")
+    # Fixing the cause (the account exists now) lets the pod be created and clears the condition.
+    create(api, "/api/v1/namespaces/default/serviceaccounts", {"metadata": {"name": account}})
+    wait_for(lambda: len(pods(api, "app=fail")) == 1, timeout=30, what="the pod, once the account exists")
+    wait_for(lambda: not get(api, f"{RC}/fail")["status"].get("conditions"), timeout=15, what="condition cleared")
+    patch(api, f"{RC}/fail", {"spec": {"replicas": 0}})
+
+
+def test_long_names_get_pods_with_generated_names_cut_to_fit(api: httpx.Client, manager: ComponentProcess) -> None:
+    # generateName is cut to 58 characters before the 5-character suffix, as Kubernetes does.
+    name = "l" * 250
+    create(api, RC, rc_body(name, 1, {"app": "long"}))
+    (pod,) = wait_for(lambda: len(ps := pods(api, "app=long")) == 1 and ps, what="1 pod")
+    assert pod["metadata"]["name"].startswith("l" * 58) and len(pod["metadata"]["name"]) == 63
+    assert pod["metadata"]["generateName"] == name + "-"
     patch(api, f"{RC}/{name}", {"spec": {"replicas": 0}})
-    wait_for(lambda: not get(api, f"{RC}/{name}")["status"].get("conditions"), timeout=15, what="condition cleared")
