@@ -28,6 +28,7 @@ request lasting minutes, so what a request costs does not matter there.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import ssl
 from collections import deque
@@ -86,8 +87,10 @@ class ConnectionPool:
         self.prefix = parts.path.rstrip("/")  # a server under a path: http://host/k8s
         self.timeout = timeout
         self._common = {k.lower(): v for k, v in {"Host": parts.netloc, **(headers or {})}.items()}
+        self.max_connections = max_connections
         self._idle: deque[_Connection] = deque()
         self._slots = asyncio.Semaphore(max_connections)
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
     async def request(
@@ -100,6 +103,7 @@ class ConnectionPool:
             fields["content-length"] = str(len(body))
         lines = "".join(f"{k}: {v}\r\n" for k, v in fields.items())
         head = f"{method} {self.prefix}{target} HTTP/1.1\r\n{lines}\r\n".encode("latin-1")
+        self._bind_to_running_loop()
         async with self._slots:
             async with asyncio.timeout(self.timeout):
                 conn = self._reuse()
@@ -114,6 +118,20 @@ class ConnectionPool:
         self._closed = True
         while self._idle:
             self._idle.pop().close()
+
+    def _bind_to_running_loop(self) -> None:
+        """Connections and the semaphore belong to one event loop. A client used again under a new
+        loop (a second `asyncio.run`) starts over instead of touching the old loop's sockets."""
+        loop = asyncio.get_running_loop()
+        if loop is self._loop:
+            return
+        if self._loop is not None:
+            for conn in self._idle:
+                with contextlib.suppress(Exception):
+                    conn.close()
+            self._idle.clear()
+            self._slots = asyncio.Semaphore(self.max_connections)
+        self._loop = loop
 
     # ------------------------------------------------------------------ one exchange
 

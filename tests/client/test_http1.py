@@ -171,3 +171,23 @@ async def test_nobody_listening_is_connection_refused(server: Server) -> None:
     p = ConnectionPool("http://127.0.0.1:1")
     with pytest.raises(ConnectionRefusedError):
         await p.request("GET", "/")
+
+
+def test_a_pool_used_again_under_a_new_event_loop_starts_over() -> None:
+    """A command-line tool may call asyncio.run twice with one client: the second loop must not
+    reuse the first loop's sockets."""
+
+    async def serve_and_ask(p: ConnectionPool | None) -> tuple[ConnectionPool, int]:
+        s = Server()
+        srv = await asyncio.start_server(s.handle, "127.0.0.1", 0)
+        port = srv.sockets[0].getsockname()[1]
+        pool_ = p or ConnectionPool(f"http://127.0.0.1:{port}")
+        pool_.port = port  # the second server listens elsewhere; same pool object
+        codes = [(await pool_.request("GET", "/echo")).status_code for _ in range(3)]
+        srv.close()
+        return pool_, sum(codes)
+
+    p, total = asyncio.run(serve_and_ask(None))
+    assert total == 600
+    _, total = asyncio.run(serve_and_ask(p))
+    assert total == 600
