@@ -35,13 +35,23 @@ from cluster.plan import Component
 _TIER = {"kubelet": 0, "scheduler": 1, "controller-manager": 1, "apiserver": 2}
 
 
+def _load_libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return None  # not Linux: Ctrl-C still stops everything, only `kill -9 mini-k8s` would not
+
+
+# Found once, here in the parent: between fork and exec the child should do as little as possible
+# (find_library even runs other programs).
+_LIBC = _load_libc()
+
+
 def _pdeathsig_sigterm() -> None:
     """Runs in the child between fork and exec: "SIGTERM me when my parent dies" (Linux only)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass  # not Linux: Ctrl-C still stops everything, only `kill -9 mini-k8s` would not
+    prctl = getattr(_LIBC, "prctl", None)  # Linux only
+    if prctl is not None:
+        prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
 def command(component: Component) -> list[str]:

@@ -51,10 +51,9 @@ class APIServerProcess:
     def start(self) -> APIServerProcess:
         with open(self.log_path, "ab") as log:  # the child keeps its own copy of the descriptor
             self.proc = subprocess.Popen(
-                self.command(),
+                _die_with_parent(self.command()),
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent,
                 cwd=str(Path(__file__).resolve().parents[2]),
             )
         self.wait_ready()

@@ -59,10 +59,9 @@ class ComponentProcess:
     def start(self, timeout: float = 20.0) -> ComponentProcess:
         with open(self.log_path, "ab") as log:  # the child keeps its own copy of the descriptor
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", self.module, *self.args],
+                _die_with_parent([sys.executable, "-m", self.module, *self.args]),
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent,
                 cwd=str(REPO),
             )
         if self.health_port:

@@ -17,8 +17,6 @@ Fixtures (import them into a conftest.py to use them):
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import random
 import shutil
@@ -54,16 +52,17 @@ def etcd_binary() -> str:
     return path
 
 
-def _die_with_parent() -> None:
-    """Runs in the child before exec: on Linux, SIGKILL etcd if the test process dies first.
+def _die_with_parent(cmd: list[str]) -> list[str]:
+    """`cmd`, started so that Linux SIGKILLs it if the test process dies first.
 
-    Without this a crashed or killed pytest leaves etcd servers running on random ports.
+    Without this a crashed or killed pytest leaves servers running on random ports. util-linux's
+    `setpriv --pdeathsig KILL` sets PR_SET_PDEATHSIG and then execs the command in place (same pid,
+    so tests can still signal `proc.pid`). It replaces a `preexec_fn` that called prctl through
+    ctypes: running Python between fork and exec in a process with gRPC threads (the etcd client)
+    once aborted the child before etcd ever started. Without setpriv: best effort, no guard.
     """
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass  # not Linux: best effort only
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--", *cmd] if setpriv else cmd
 
 
 def _free_port() -> int:
@@ -140,7 +139,7 @@ class EtcdProcess:
             return self
         with open(self.log_path, "ab") as log:
             self._proc = subprocess.Popen(
-                self._args(), stdout=log, stderr=log, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
+                _die_with_parent(self._args()), stdout=log, stderr=log, stdin=subprocess.DEVNULL
             )
         self._wait_healthy(timeout)
         return self
