@@ -25,6 +25,7 @@ CONTROLLERS: dict[str, str] = {
     "garbagecollector": "controller_manager.controllers.garbagecollector:GarbageCollector",
     "podgc": "controller_manager.controllers.podgc:PodGCController",
     "serviceaccount": "controller_manager.controllers.serviceaccount:ServiceAccountsController",
+    "job": "controller_manager.controllers.job:JobController",
 }
 # Controllers that exist but are off unless named (kube-controller-manager has such too).
 DISABLED_BY_DEFAULT: set[str] = set()
@@ -54,7 +55,6 @@ NOT_IMPLEMENTED = {
     "endpointslicemirroring",
     "disruption",
     "horizontalpodautoscaling",
-    "job",
     "cronjob",
     "daemonset",
     "statefulset",
