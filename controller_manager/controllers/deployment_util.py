@@ -31,10 +31,10 @@ import copy
 import json
 import math
 import struct
-from datetime import UTC, datetime
 from typing import Any
 
 from controller_manager.controllers.pod_util import parse_time
+from controller_manager.controllers.timeutil import now_rfc3339
 
 Obj = dict[str, Any]
 
@@ -265,10 +265,6 @@ def set_new_rs_annotations(d: Obj, rs: Obj, new_revision: int, exists: bool) -> 
 
 
 # ---------------------------------------------------------------- conditions
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def new_condition(type_: str, status: str, reason: str, message: str) -> Obj:

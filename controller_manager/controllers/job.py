@@ -60,9 +60,9 @@ from controller_manager.controllers.replica_manager import (
     OWNER_INDEX,
     SLOW_START_INITIAL_BATCH,
     ReplicaManager,
-    now_rfc3339,
     slow_start_batch,
 )
+from controller_manager.controllers.timeutil import now_rfc3339
 
 log = logging.getLogger("controller_manager")
 Obj = dict[str, Any]

@@ -27,7 +27,7 @@ from api import errors, registry
 from api.registry import ResourceType
 from client.rest import resource_path
 from controller_manager.controller import Controller
-from controller_manager.controllers.nodelifecycle_taints import now_rfc3339
+from controller_manager.controllers.timeutil import now_rfc3339
 
 log = logging.getLogger("controller_manager")
 FINALIZER = "kubernetes"

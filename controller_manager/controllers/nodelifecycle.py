@@ -33,13 +33,9 @@ from controller_manager.context import ControllerContext
 from controller_manager.controller import Controller
 from controller_manager.controllers.nodelifecycle_eviction import NoExecuteTaintManager
 from controller_manager.controllers.nodelifecycle_health import NodeHealthTracker, mark_unknown, ready_status
-from controller_manager.controllers.nodelifecycle_taints import (
-    desired_taints,
-    no_execute_taints,
-    now_rfc3339,
-    reconcile_taints,
-)
+from controller_manager.controllers.nodelifecycle_taints import desired_taints, no_execute_taints, reconcile_taints
 from controller_manager.controllers.nodelifecycle_zones import Zones, zone_of
+from controller_manager.controllers.timeutil import now_rfc3339
 
 log = logging.getLogger("controller_manager")
 BY_NODE = "byNode"

@@ -18,8 +18,9 @@ is why a pod on a dead node lingers for five minutes before it is deleted.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
+
+from controller_manager.controllers.timeutil import parse_time
 
 NOT_READY = "node.kubernetes.io/not-ready"
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -29,20 +30,6 @@ CONTROLLER_TAINTS = {(k, e) for k in (NOT_READY, UNREACHABLE) for e in (NO_SCHED
 
 Taint = dict[str, Any]
 Toleration = dict[str, Any]
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(value: str | None) -> float | None:
-    """Seconds since the epoch from an RFC 3339 Time or MicroTime, None if absent or unreadable."""
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def desired_taints(ready_status: str | None, *, no_execute: bool) -> set[tuple[str, str]]:

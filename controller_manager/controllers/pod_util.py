@@ -22,8 +22,9 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any
+
+from controller_manager.controllers import timeutil
 
 Obj = dict[str, Any]
 
@@ -32,12 +33,7 @@ _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 def parse_time(ts: str | None) -> float:
     """RFC 3339 (`2024-05-01T10:00:00Z`, fractions allowed) → Unix seconds; 0 when missing."""
-    if not ts:
-        return 0.0
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
+    return timeutil.parse_time(ts) or 0.0
 
 
 def is_active(pod: Obj) -> bool:

@@ -30,7 +30,6 @@ import asyncio
 import copy
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from api.errors import ConflictError, ForbiddenError, NotFoundError
@@ -46,6 +45,7 @@ from controller_manager.controllers.controller_ref_manager import (
 from controller_manager.controllers.deployment_util import semantically_equal
 from controller_manager.controllers.expectations import ControllerExpectations
 from controller_manager.controllers.pod_util import deletion_order, is_active, is_available, is_ready
+from controller_manager.controllers.timeutil import now_rfc3339
 
 log = logging.getLogger("controller_manager")
 Obj = dict[str, Any]
@@ -58,10 +58,6 @@ SLOW_START_INITIAL_BATCH = 1
 
 def orphans_by_namespace(pod: Obj) -> list[str]:
     return [] if controller_of(pod) else [(pod.get("metadata") or {}).get("namespace") or ""]
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 async def slow_start_batch(count: int, initial: int, fn: Callable[[], Awaitable[Any]]) -> tuple[int, Exception | None]:
