@@ -11,7 +11,7 @@ socket in TIME_WAIT from a cluster that just stopped does not count as taken.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 
 def port_free(port: int, host: str = "127.0.0.1") -> bool:
@@ -25,11 +25,14 @@ def port_free(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
-def kubelet_ports(first: int, count: int, *, reserved: Iterable[int] = ()) -> list[int]:
+def kubelet_ports(
+    first: int, count: int, *, reserved: Iterable[int] = (), is_free: Callable[[int], bool] = port_free
+) -> list[int]:
     """`first` for node-1, then the next free ports above it that nobody else was given.
 
     node-1 always gets `first` (if it is taken, `up` says so); the others skip busy ports, so
-    `--nodes 5` works next to whatever else runs on the machine.
+    `--nodes 5` works next to whatever else runs on the machine. `is_free` is the machine's
+    answer (a bind); the choice itself is a pure function of it.
     """
     taken = set(reserved)
     ports = [first]
@@ -37,7 +40,7 @@ def kubelet_ports(first: int, count: int, *, reserved: Iterable[int] = ()) -> li
     while len(ports) < count:
         if candidate > 65535:
             raise ValueError(f"no free ports above {first} for {count} kubelets")
-        if candidate not in taken and port_free(candidate):
+        if candidate not in taken and is_free(candidate):
             ports.append(candidate)
         candidate += 1
     return ports

@@ -13,7 +13,7 @@ from tests.controller_manager_workloads.helpers import DEPLOY, RS, active_pods, 
 from tests.controller_manager_workloads.podwatch import PodWatch
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import ComponentProcess, wait_for
-from tests.support.examples import SHARED_EXAMPLES_DIR
+from tests.support.examples import EXAMPLES_DIR
 
 REVISION = "deployment.kubernetes.io/revision"
 
@@ -25,7 +25,7 @@ def running(api: httpx.Client, selector: str) -> list[str]:
 def test_nginx_rc_keeps_its_replicas_running_through_deletes_scaling_and_relabels(
     api: httpx.Client, kubectl: Callable[..., str], manager: ComponentProcess, nodes: list[ComponentProcess]
 ) -> None:
-    kubectl("create", "-f", str(SHARED_EXAMPLES_DIR / "nginx-rc.yaml"))
+    kubectl("create", "-f", str(EXAMPLES_DIR / "nginx-rc.yaml"))
     first = wait_for(lambda: len(r := running(api, "app=nginx")) == 2 and r, timeout=30, what="2 Running pods")
     assert all(n.startswith("nginx-server-") and len(n) == len("nginx-server-") + 5 for n in first)
 
@@ -56,7 +56,7 @@ def test_rolling_update_never_drops_ready_pods_and_undo_restores_the_old_templat
     manager: ComponentProcess,
     nodes: list[ComponentProcess],
 ) -> None:
-    kubectl("create", "-f", str(SHARED_EXAMPLES_DIR / "nginx-deployment.yaml"))
+    kubectl("create", "-f", str(EXAMPLES_DIR / "nginx-deployment.yaml"))
 
     def available(n: int) -> dict[str, Any] | None:
         d = get(api, f"{DEPLOY}/nginx-deployment")

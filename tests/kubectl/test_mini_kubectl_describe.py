@@ -7,8 +7,9 @@ import uuid
 import httpx
 
 from tests.kubectl.conftest import Pair, normalise
+from tests.support.examples import EXAMPLES_DIR
 
-EXAMPLES = "/work/shared/examples"
+EXAMPLES = str(EXAMPLES_DIR)
 
 
 def _event(api: httpx.Client, obj: dict, reason: str, message: str, count: int = 1) -> None:

@@ -12,12 +12,13 @@ import httpx
 import yaml
 
 from tests.kubectl.conftest import Pair, cells, write_kubeconfig
+from tests.support.examples import EXAMPLES_DIR
 
-EXAMPLES = "/work/shared/examples"
+EXAMPLES = str(EXAMPLES_DIR)
 
 
 def _seed(pair: Pair, api: httpx.Client, ns: str) -> str:
-    """RCs and services from the shared examples, a deployment, a pod, an event and a node."""
+    """RCs and services from the repository's examples/, a deployment, a pod, an event and a node."""
     r = pair.real(
         "apply",
         "-n",
