@@ -1,8 +1,10 @@
-"""Every classroom lab in docs/labs/ runs, command by command, against one real cluster.
+"""The README's tour, then every classroom lab in docs/labs/, command by command, on one real cluster.
 
-The cluster is what a student starts: `mini-k8s up -d` with the flags of docs/labs/README.md
-("Before you start"), three kubelets, its own data dir and kubeconfig. The labs run in a scratch
-directory laid out like the repository root (an `examples/` link, the `.mini-k8s/` data dir), with
+The cluster is what a student starts: `make up`, that is `mini-k8s up --classroom` (here with `-d`
+and free ports), three kubelets, its own data dir and kubeconfig. The tour runs first and the labs
+follow in order on the same cluster, as a newcomer meets them. The labs run in a scratch
+directory laid out like the repository root (an `examples/` link, a `.venv` link to this Python's
+virtualenv, the `.mini-k8s/` data dir), with
 `mini-kubectl` and `mini-k8s` on PATH as small wrappers around `python -m kubectl` / `python -m
 cluster`, and the real `curl` and `kubectl`. See tests/labs/labdoc.py for the format.
 
@@ -31,19 +33,10 @@ from tests.support.component import free_port, wait_for
 REPO = Path(__file__).resolve().parents[2]
 LAB_DIR = REPO / "docs" / "labs"
 LABS = sorted(LAB_DIR.glob("[0-9][0-9]-*.md"))
+README = REPO / "README.md"
 
-# The flags of the README's `mini-k8s up` line (test_readme_cluster_flags_are_the_tested_ones
-# keeps the two in step).
-FAST_FLAGS = [
-    "--nodes", "3",
-    "--node-status-update-frequency", "1s",
-    "--node-lease-duration", "4s",
-    "--node-monitor-period", "1s",
-    "--node-monitor-grace-period", "10s",
-    "--default-not-ready-toleration-seconds", "5",
-    "--default-unreachable-toleration-seconds", "5",
-    "--kube-apiserver-arg=--watch-cache-size=100",
-]  # fmt: skip
+# What `make up` and the labs README start (test_the_cluster_flags_are_one_preset keeps them in step).
+CLASSROOM_FLAGS = ["--classroom"]
 
 SHIMS = {"mini-kubectl": "kubectl", "mini-k8s": "cluster"}
 
@@ -89,6 +82,7 @@ def _kill_leftovers(server: str) -> None:
 def lab_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster]:
     workdir = tmp_path_factory.mktemp("labs")
     (workdir / "examples").symlink_to(REPO / "examples")
+    (workdir / ".venv").symlink_to(sys.prefix)  # the tour runs `.venv/bin/python`
     _write_shims(workdir / "bin")
     port = free_port()
     env = dict(
@@ -108,7 +102,7 @@ def lab_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster
         "--kubelet-port", str(free_port()),
     ]  # fmt: skip
     up = subprocess.run(
-        [sys.executable, "-m", "cluster", "up", "-d", *FAST_FLAGS, *ports, "--timeout", "90"],
+        [sys.executable, "-m", "cluster", "up", "-d", *CLASSROOM_FLAGS, *ports, "--timeout", "90"],
         cwd=workdir,
         env=env,
         capture_output=True,
@@ -141,14 +135,24 @@ def _ids(path: Path) -> str:
     return path.stem
 
 
+def _run_document(path: Path, cluster: LabCluster) -> None:
+    wait_for(lambda: _settled(cluster), timeout=60, what="three Ready nodes and no pods before it")
+    lab = parse_lab(path.read_text(), str(path.relative_to(REPO)))
+    run = run_lab(lab, cwd=cluster.workdir, env=cluster.env)
+    assert run.ok, run.describe()
+    wait_for(lambda: _settled(cluster), timeout=30, what="its clean-up to leave the cluster as it was")
+
+
+# Defined before the labs, so it runs first: a newcomer takes the tour, then lab 01 on the same cluster.
+@pytest.mark.timeout(300)
+def test_readme_tour_runs_as_written(lab_cluster: LabCluster) -> None:
+    _run_document(README, lab_cluster)
+
+
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("lab_path", LABS, ids=_ids)
 def test_lab_runs_as_written(lab_path: Path, lab_cluster: LabCluster) -> None:
-    wait_for(lambda: _settled(lab_cluster), timeout=60, what="three Ready nodes and no pods before the lab")
-    lab = parse_lab(lab_path.read_text(), str(lab_path.relative_to(REPO)))
-    run = run_lab(lab, cwd=lab_cluster.workdir, env=lab_cluster.env)
-    assert run.ok, run.describe()
-    wait_for(lambda: _settled(lab_cluster), timeout=30, what="the lab's clean-up to leave the cluster as it was")
+    _run_document(lab_path, lab_cluster)
 
 
 def test_there_are_six_labs() -> None:
@@ -166,8 +170,16 @@ def test_lab_has_the_sections_and_links_exist(lab_path: Path) -> None:
         assert (lab_path.parent / target).resolve().exists(), f"{lab_path.name} links to missing {target}"
 
 
-def test_readme_cluster_flags_are_the_tested_ones() -> None:
+def test_the_cluster_flags_are_one_preset() -> None:
+    """The labs README, `make up` and this test start the same cluster: the classroom preset."""
     readme = (LAB_DIR / "README.md").read_text()
     lines = [ln for ln in readme.splitlines() if ln.startswith("$ mini-k8s up")]
     assert len(lines) == 1, lines
-    assert shlex.split(lines[0][2:]) == ["mini-k8s", "up", "-d", *FAST_FLAGS]
+    assert shlex.split(lines[0][2:]) == ["mini-k8s", "up", "-d", *CLASSROOM_FLAGS]
+    make_up = re.search(r"^up:.*\n\t(.+)$", (REPO / "Makefile").read_text(), flags=re.MULTILINE)
+    assert make_up is not None and shlex.split(make_up.group(1))[1:3] == ["up", *CLASSROOM_FLAGS]
+
+
+def test_the_tour_has_steps_and_a_clean_up() -> None:
+    tour = parse_lab(README.read_text(), "README.md")
+    assert len(tour.main) >= 10 and tour.cleanup, "the README's console blocks are the tour"
