@@ -46,6 +46,7 @@ def run(
     concurrent_gc_syncs: Annotated[int, typer.Option("--concurrent-gc-syncs")] = 20,
     concurrent_namespace_syncs: Annotated[int, typer.Option("--concurrent-namespace-syncs")] = 10,
     concurrent_job_syncs: Annotated[int, typer.Option("--concurrent-job-syncs")] = 5,
+    concurrent_cron_job_syncs: Annotated[int, typer.Option("--concurrent-cron-job-syncs")] = 5,
     informer_backoff_max: Annotated[
         str, typer.Option("--informer-backoff-max", help="Cap on watch reconnect back-off.")
     ] = "30s",
@@ -81,6 +82,7 @@ def run(
                 "garbagecollector": concurrent_gc_syncs,
                 "namespace": concurrent_namespace_syncs,
                 "job": concurrent_job_syncs,
+                "cronjob": concurrent_cron_job_syncs,
             },
             informer_backoff_max=parse_duration(informer_backoff_max),
             verbosity=verbosity,

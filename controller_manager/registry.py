@@ -26,6 +26,7 @@ CONTROLLERS: dict[str, str] = {
     "podgc": "controller_manager.controllers.podgc:PodGCController",
     "serviceaccount": "controller_manager.controllers.serviceaccount:ServiceAccountsController",
     "job": "controller_manager.controllers.job:JobController",
+    "cronjob": "controller_manager.controllers.cronjob:CronJobController",
 }
 # Controllers that exist but are off unless named (kube-controller-manager has such too).
 DISABLED_BY_DEFAULT: set[str] = set()
@@ -55,7 +56,6 @@ NOT_IMPLEMENTED = {
     "endpointslicemirroring",
     "disruption",
     "horizontalpodautoscaling",
-    "cronjob",
     "daemonset",
     "statefulset",
     "resourcequota",
