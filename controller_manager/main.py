@@ -47,6 +47,7 @@ def run(
     concurrent_namespace_syncs: Annotated[int, typer.Option("--concurrent-namespace-syncs")] = 10,
     concurrent_job_syncs: Annotated[int, typer.Option("--concurrent-job-syncs")] = 5,
     concurrent_cron_job_syncs: Annotated[int, typer.Option("--concurrent-cron-job-syncs")] = 5,
+    concurrent_ttl_syncs: Annotated[int, typer.Option("--concurrent-ttl-after-finished-syncs")] = 5,
     informer_backoff_max: Annotated[
         str, typer.Option("--informer-backoff-max", help="Cap on watch reconnect back-off.")
     ] = "30s",
@@ -83,6 +84,7 @@ def run(
                 "namespace": concurrent_namespace_syncs,
                 "job": concurrent_job_syncs,
                 "cronjob": concurrent_cron_job_syncs,
+                "ttl-after-finished": concurrent_ttl_syncs,
             },
             informer_backoff_max=parse_duration(informer_backoff_max),
             verbosity=verbosity,

@@ -27,6 +27,7 @@ CONTROLLERS: dict[str, str] = {
     "serviceaccount": "controller_manager.controllers.serviceaccount:ServiceAccountsController",
     "job": "controller_manager.controllers.job:JobController",
     "cronjob": "controller_manager.controllers.cronjob:CronJobController",
+    "ttl-after-finished": "controller_manager.controllers.ttlafterfinished:TTLAfterFinishedController",
 }
 # Controllers that exist but are off unless named (kube-controller-manager has such too).
 DISABLED_BY_DEFAULT: set[str] = set()
@@ -39,7 +40,6 @@ NOT_IMPLEMENTED = {
     "csrcleaner",
     "csrsigning",
     "ttl",
-    "ttl-after-finished",
     "route",
     "service",
     "cloud-node-lifecycle",

@@ -32,7 +32,7 @@ MERGE = {"Content-Type": "application/merge-patch+json"}
 def cron_cluster(
     apiserver: APIServerProcess, start_manager: Callable[..., ComponentProcess]
 ) -> Iterator[ComponentProcess]:
-    manager = start_manager(controllers="job,cronjob")
+    manager = start_manager(controllers="job,cronjob,ttl-after-finished,garbagecollector")
     sched_port, kubelet_port = free_port(), free_port()
     scheduler = ComponentProcess(
         "scheduler", ["--master", apiserver.url, "--port", str(sched_port)], health_port=sched_port
