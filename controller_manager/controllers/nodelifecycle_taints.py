@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from api import nodeaffinity
 from controller_manager.controllers.timeutil import parse_time
 
 NOT_READY = "node.kubernetes.io/not-ready"
@@ -66,16 +67,8 @@ def reconcile_taints(current: list[Taint], wanted: set[tuple[str, str]], now: st
 
 
 def tolerates(toleration: Toleration, taint: Taint) -> bool:
-    """Does one toleration match one taint? (Kubernetes' ToleratesTaint.)
-    Effect: empty matches every effect. Operator Exists: an empty key matches every taint, otherwise
-    the key must match. Operator Equal (the default): key and value must both match."""
-    if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
-        return False
-    operator = toleration.get("operator") or "Equal"
-    if operator == "Exists":
-        return not toleration.get("key") or toleration.get("key") == taint.get("key")
-    same_value = (toleration.get("value") or "") == (taint.get("value") or "")
-    return toleration.get("key") == taint.get("key") and same_value
+    """Does one toleration match one taint? (Kubernetes' ToleratesTaint; see api/nodeaffinity.py.)"""
+    return nodeaffinity.tolerated([toleration], taint)
 
 
 def eviction_time(taints: list[Taint], tolerations: list[Toleration], *, first_seen: float) -> float | None:

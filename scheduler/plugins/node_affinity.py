@@ -14,39 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from api import nodeaffinity
 from scheduler.framework import FilterPlugin, NodeInfo, PodInfo, ScorePlugin, normalize
 
 REASON = "node(s) didn't match Pod's node affinity/selector"
 
 
-def _requirement_matches(req: Mapping[str, Any], values: Mapping[str, str]) -> bool:
-    key, op, vals = req.get("key") or "", req.get("operator") or "", req.get("values") or []
-    present = key in values
-    if op == "In":
-        return present and values[key] in vals
-    if op == "NotIn":
-        return not present or values[key] not in vals
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    if op in ("Gt", "Lt") and present and len(vals) == 1:
-        try:
-            have, want = int(values[key]), int(vals[0])
-        except ValueError:
-            return False
-        return have > want if op == "Gt" else have < want
-    return False
-
-
 def term_matches(term: Mapping[str, Any], node: NodeInfo) -> bool:
-    exprs = term.get("matchExpressions") or []
-    fields = term.get("matchFields") or []
-    if not exprs and not fields:
-        return False
-    if not all(_requirement_matches(r, node.labels) for r in exprs):
-        return False
-    return all(_requirement_matches(f, {"metadata.name": node.name}) for f in fields)
+    return nodeaffinity.term_matches(term, node.labels, node.name)
 
 
 class NodeAffinity(FilterPlugin):

@@ -17,22 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from api.nodeaffinity import toleration_matches
 from scheduler.framework import Diagnosis, FilterPlugin, NodeInfo, PodInfo, ScorePlugin, Taint, normalize
 
 
-def toleration_matches(tol: dict[str, Any], taint: Taint) -> bool:
-    key, value, effect = taint
-    if tol.get("effect") and tol["effect"] != effect:
-        return False
-    if tol.get("key") and tol["key"] != key:
-        return False
-    if tol.get("operator") == "Exists":
-        return True
-    return (tol.get("value") or "") == value  # operator Equal (the default)
-
-
 def tolerates(tolerations: Sequence[dict[str, Any]], taint: Taint) -> bool:
-    return any(toleration_matches(t, taint) for t in tolerations)
+    return any(toleration_matches(t, *taint) for t in tolerations)
 
 
 class TaintToleration(FilterPlugin):
