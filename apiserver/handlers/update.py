@@ -175,8 +175,11 @@ async def handle_patch(server: APIServer, request: Request, info: RequestInfo) -
     raw = await read_body(request, server.config.max_request_bytes)
     patch = codec.decode_body(raw, codec.JSON, allow=codec.PATCH_TYPES)
     if info.subresource == "scale":
-        change = lambda scale: apply_patch(info.rt, scale, patch, ctype)  # noqa: E731
-        return json_response(await _update_scale(server, info, change, dry_run))
+
+        def patched_scale(scale: dict[str, Any]) -> dict[str, Any]:
+            return apply_patch(info.rt, scale, patch, ctype)
+
+        return json_response(await _update_scale(server, info, patched_scale, dry_run))
     warnings: list[str] = []
 
     def patched(old: dict[str, Any]) -> dict[str, Any]:
