@@ -10,7 +10,10 @@ This is the layer between HTTP semantics (handlers/) and the key-value store (st
   writes only if nobody wrote in between — retrying on a lost race unless the client pinned a
   resourceVersion, in which case the loser gets 409 Conflict. Its first read comes from the watch
   cache when it can (Kubernetes does the same): the write is a compare-and-swap on the revision
-  read, so a stale cache costs one retry from storage, never a lost update.
+  read, so a stale cache costs one retry from storage, never a lost update;
+- dry runs (`?dryRun=All`): every write takes `dry_run`, which does all the reading and checking of
+  the real write (exists? which revision? preconditions?) against storage and then skips the
+  write itself, so no revision moves and no watch event is sent.
 Storage errors are translated into Kubernetes `Status` errors here, once.
 """
 
@@ -199,8 +202,17 @@ class ResourceStore:
             after = res.continue_key
 
     # -- writes -------------------------------------------------------------------------------
-    async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, obj: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
         md = obj["metadata"]
+        if dry_run:  # the answer a create would give, without a resourceVersion: nothing was stored
+            try:
+                await self.get_kv(md.get("namespace"), md["name"])
+            except errors.StatusError as exc:
+                if exc.code == 404:
+                    md.pop("resourceVersion", None)
+                    return obj
+                raise
+            raise errors.already_exists(self.rt.key, md["name"])
         with storage_errors(self.rt, md["name"]):
             rev = await self.storage.create(self.key(md.get("namespace"), md["name"]), self.encode(obj))
         obj["metadata"]["resourceVersion"] = str(rev)  # the caller hands over the object it built
@@ -214,13 +226,15 @@ class ResourceStore:
         *,
         precondition_rv: str | None = None,
         attempts: int = 16,
+        dry_run: bool = False,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Read-modify-write until it sticks. Returns (old, new); `mutate` returning None = no change.
 
         `precondition_rv` is the resourceVersion the client based its change on: if the stored
-        object is at another revision the client loses with 409, as Kubernetes does.
+        object is at another revision the client loses with 409, as Kubernetes does. A dry run
+        reads storage (never the cache), computes `new` and returns it at the revision it read.
         """
-        use_cache = self.cached is not None
+        use_cache = self.cached is not None and not dry_run
         for _ in range(attempts):
             value, revision, from_cache = await self._current(namespace, name, precondition_rv, use_cache)
             use_cache = False  # any retry reads storage
@@ -238,6 +252,9 @@ class ResourceStore:
                 if from_cache:
                     continue  # "no change" must be true of the stored object, not of a cached copy
                 return old, old
+            if dry_run:
+                new.setdefault("metadata", {})["resourceVersion"] = str(revision)
+                return old, new
             try:
                 with storage_errors(self.rt, name):
                     rev = await self.storage.update(self.key(namespace, name), self.encode(new), revision)
@@ -261,6 +278,13 @@ class ResourceStore:
         kv = await self.get_kv(namespace, name)
         return kv.value, kv.revision, False
 
-    async def delete(self, namespace: str | None, name: str, expected_rv: int | None = None) -> int:
+    async def delete(
+        self, namespace: str | None, name: str, expected_rv: int | None = None, *, dry_run: bool = False
+    ) -> int:
+        if dry_run:  # the checks of a real delete (exists, at the expected revision), no write
+            kv = await self.get_kv(namespace, name)
+            if expected_rv is not None and kv.revision != expected_rv:
+                raise errors.conflict(self.rt.key, name)
+            return kv.revision
         with storage_errors(self.rt, name):
             return await self.storage.delete(self.key(namespace, name), expected_rv)

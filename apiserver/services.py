@@ -4,6 +4,10 @@ A Service's virtual IP comes from --service-cluster-ip-range and each NodePort f
 --service-node-port-range. A requested value (the book's `nodePort: 30001`) is honoured if free;
 a taken one is a 422 naming the field. Everything a Service held is released when it is deleted
 or when an update stops needing it (NodePort → ClusterIP).
+
+A dry run (`?dryRun=All`) gets the answer a real write would get — the IP and ports it would
+receive, or the 422 for a taken one — and keeps nothing: what it took is given back before the
+handler awaits anything, so no other request can ever see it taken.
 """
 
 from __future__ import annotations
@@ -23,8 +27,12 @@ def _invalid(svc: dict[str, Any], exc: AllocationError) -> errors.StatusError:
     return errors.invalid("Service", "", svc["metadata"].get("name", ""), [exc.field_error])
 
 
-def allocate(server: APIServer, svc: dict[str, Any], old: dict[str, Any] | None = None) -> list[tuple[str, Any]]:
-    """Give `svc` its ClusterIP and NodePorts; returns what was newly taken (for rollback)."""
+def allocate(
+    server: APIServer, svc: dict[str, Any], old: dict[str, Any] | None = None, *, dry_run: bool = False
+) -> list[tuple[str, Any]]:
+    """Give `svc` its ClusterIP and NodePorts; returns what was newly taken (for rollback).
+
+    With `dry_run` the values are filled in and released at once; nothing is returned."""
     taken: list[tuple[str, Any]] = []
     spec = svc.setdefault("spec", {})
     old_spec = (old or {}).get("spec") or {}
@@ -57,6 +65,9 @@ def allocate(server: APIServer, svc: dict[str, Any], old: dict[str, Any] | None 
     except AllocationError as exc:
         release_taken(server, taken)
         raise _invalid(svc, exc) from None
+    if dry_run:
+        release_taken(server, taken)
+        return []
     return taken
 
 

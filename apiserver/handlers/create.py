@@ -3,7 +3,8 @@
 The order matters and is Kubernetes' order: the server fills in what the client may omit
 (generateName, uid, creationTimestamp, defaults), admission applies cluster policy, validation
 checks the final object, and only a fully valid object is written. Anything refused leaves storage
-untouched.
+untouched. With `?dryRun=All` every step runs and the write is skipped (handlers/dryrun.py): the
+answer is the object as it would have been created, uid and creationTimestamp included.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from api.registry import ResourceType
 from apiserver import services
 from apiserver.admission import Attributes
 from apiserver.codec import decode_body
+from apiserver.handlers import dryrun
 from apiserver.handlers.common import check_body_identity, field_validation, json_response, read_body
 from apiserver.objectmeta import generate_name, meta
 from apiserver.registry.defaults import apply_defaults
@@ -31,7 +33,7 @@ _GENERATE_ATTEMPTS = 5
 
 
 async def create_object(
-    server: APIServer, rt: ResourceType, namespace: str | None, obj: dict[str, Any]
+    server: APIServer, rt: ResourceType, namespace: str | None, obj: dict[str, Any], *, dry_run: bool = False
 ) -> dict[str, Any]:
     obj = check_body_identity(rt, obj, namespace)
     md = meta(obj)
@@ -41,14 +43,14 @@ async def create_object(
         if generated:
             candidate["metadata"]["name"] = generate_name(md["generateName"])
         try:
-            return await _create_once(server, rt, candidate)
+            return await _create_once(server, rt, candidate, dry_run)
         except errors.StatusError as exc:
             if not (generated and exc.reason == "AlreadyExists" and attempt < _GENERATE_ATTEMPTS - 1):
                 raise
     raise AssertionError("unreachable")
 
 
-async def _create_once(server: APIServer, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+async def _create_once(server: APIServer, rt: ResourceType, obj: dict[str, Any], dry_run: bool) -> dict[str, Any]:
     prepare_for_create(rt, obj)
     apply_defaults(rt.key, obj)
     md = obj["metadata"]
@@ -60,9 +62,9 @@ async def _create_once(server: APIServer, rt: ResourceType, obj: dict[str, Any])
     causes = validate_create(rt.key, obj)
     if causes:
         raise errors.invalid(rt.kind, rt.group, md.get("name", ""), causes)
-    taken = services.allocate(server, obj) if rt.key == "services" else []
+    taken = services.allocate(server, obj, dry_run=dry_run) if rt.key == "services" else []
     try:
-        return await server.store(rt).create(obj)
+        return await server.store(rt).create(obj, dry_run=dry_run)
     except BaseException:
         services.release_taken(server, taken)
         raise
@@ -71,8 +73,9 @@ async def _create_once(server: APIServer, rt: ResourceType, obj: dict[str, Any])
 async def handle_create(server: APIServer, request: Request, info: RequestInfo) -> Response:
     if info.namespace is None and info.rt.namespaced:
         raise errors.method_not_allowed()
+    dry_run = dryrun.from_query(request, dryrun.CREATE)
     raw = await read_body(request, server.config.max_request_bytes)
     obj = check_body_identity(info.rt, decode_body(raw, request.headers.get("content-type")), info.namespace)
     warnings = field_validation(info.rt, obj, request.query_params.get("fieldValidation"))
-    created = await create_object(server, info.rt, info.namespace, obj)
+    created = await create_object(server, info.rt, info.namespace, obj, dry_run=dry_run)
     return json_response(created, 201, warnings)

@@ -12,6 +12,8 @@ Three things can stand between "delete" and "gone", and all of them are visible 
   Kubernetes (kubectl always asks for Background explicitly).
 - graceful termination: a pod on a node gets `deletionTimestamp` = now + grace period; its kubelet
   stops the containers and then deletes the pod with grace 0. A pod on no node goes at once.
+A dry run (`dryRun: ["All"]` in DeleteOptions or `?dryRun=All`) decides all of the above and
+answers as the delete would — the Status, or the object with its deletionTimestamp — writing nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from api import errors
 from api.registry import ResourceType
 from apiserver import codec, services
 from apiserver.admission import Attributes
+from apiserver.handlers import dryrun
 from apiserver.handlers.common import bool_param, int_param, json_response, list_predicate, read_body
+from apiserver.handlers.preconditions import check_delete
 from apiserver.handlers.update import finish_if_deletable
 from apiserver.objectmeta import now_rfc3339
 from apiserver.routing import RequestInfo
@@ -53,6 +57,7 @@ async def delete_options(server: APIServer, request: Request) -> dict[str, Any]:
     if request.query_params.get("orphanDependents"):
         opts["orphanDependents"] = bool_param(request, "orphanDependents")
     _check_options(opts)
+    dryrun.for_delete(request, opts)
     return opts
 
 
@@ -106,23 +111,14 @@ def _success_status(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
 async def delete_object(
     server: APIServer, rt: ResourceType, namespace: str | None, name: str, opts: dict[str, Any]
 ) -> tuple[dict[str, Any], bool]:
-    """Delete or start deleting; returns (the object as last seen, whether it is gone now)."""
+    """Delete or start deleting; returns (the object as last seen, whether it is gone now).
+
+    `opts["dryRun"]` (already checked by dryrun.for_delete) makes every step a dry run."""
+    dry_run = bool(opts.get("dryRun"))
     store = server.store(rt)
     obj = await store.get(namespace, name)
-    pre = opts.get("preconditions") or {}
     md = obj["metadata"]
-    if pre.get("uid") and pre["uid"] != md.get("uid"):
-        raise errors.conflict(
-            rt.key, name, f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {md.get('uid')}"
-        )
-    if pre.get("resourceVersion") and pre["resourceVersion"] != md.get("resourceVersion"):
-        raise errors.conflict(
-            rt.key,
-            name,
-            f"Precondition failed: ResourceVersion in precondition: "
-            f"{pre['resourceVersion']}, ResourceVersion in object meta: "
-            f"{md.get('resourceVersion')}",
-        )
+    check_delete(rt, store.key(namespace, name), obj, opts.get("preconditions") or {})
     await server.admission.admit(Attributes("DELETE", rt, namespace, name, None, obj))
 
     policy = _policy(rt, opts)
@@ -130,15 +126,21 @@ async def delete_object(
     wanted = {ORPHAN} if policy == "Orphan" else {FOREGROUND} if policy == "Foreground" else set()
     ns_finalizers = rt.key == "namespaces" and bool((obj.get("spec") or {}).get("finalizers"))
     if grace == 0 and not md.get("finalizers") and not wanted and not ns_finalizers:
-        await store.delete(namespace, name, int(md["resourceVersion"]))
-        if rt.key == "services":
+        await store.delete(namespace, name, int(md["resourceVersion"]), dry_run=dry_run)
+        if rt.key == "services" and not dry_run:
             services.release_unused(server, obj, None)
         return obj, True
-    return await _mark_deleting(server, rt, namespace, name, grace, wanted), False
+    return await _mark_deleting(server, rt, namespace, name, grace, wanted, dry_run), False
 
 
 async def _mark_deleting(
-    server: APIServer, rt: ResourceType, namespace: str | None, name: str, grace: int, wanted: set[str]
+    server: APIServer,
+    rt: ResourceType,
+    namespace: str | None,
+    name: str,
+    grace: int,
+    wanted: set[str],
+    dry_run: bool = False,
 ) -> dict[str, Any]:
     def mark(old: dict[str, Any]) -> dict[str, Any]:
         md = old["metadata"]
@@ -158,15 +160,15 @@ async def _mark_deleting(
             old.setdefault("status", {})["phase"] = "Terminating"
         return old
 
-    return await _raw_update(server, rt, namespace, name, mark)
+    return await _raw_update(server, rt, namespace, name, mark, dry_run)
 
 
 async def _raw_update(
-    server: APIServer, rt: ResourceType, namespace: str | None, name: str, change: Any
+    server: APIServer, rt: ResourceType, namespace: str | None, name: str, change: Any, dry_run: bool = False
 ) -> dict[str, Any]:
     """Metadata-only bookkeeping that must bypass the user-facing update rules."""
-    _, new = await server.store(rt).guaranteed_update(namespace, name, change)
-    return await finish_if_deletable(server, rt, new)
+    _, new = await server.store(rt).guaranteed_update(namespace, name, change, dry_run=dry_run)
+    return await finish_if_deletable(server, rt, new, dry_run)
 
 
 async def handle_delete(server: APIServer, request: Request, info: RequestInfo) -> Response:

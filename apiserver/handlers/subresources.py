@@ -6,6 +6,7 @@
   delete with the Eviction's DeleteOptions) — what `kubectl drain` uses.
 - log: the API server proxies to the kubelet running the pod; logs never pass through storage.
 - finalize: the namespace controller's way to drop `spec.finalizers` once a namespace is empty.
+Each write honours `?dryRun=All` (an eviction also its DeleteOptions' dryRun): checked, not written.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from fastapi.responses import StreamingResponse
 
 from api import errors, registry
 from apiserver import codec
+from apiserver.handlers import dryrun
 from apiserver.handlers.common import json_response, read_body
 from apiserver.handlers.delete import delete_object
 from apiserver.handlers.update import finish_if_deletable
@@ -38,6 +40,7 @@ async def _body(server: APIServer, request: Request) -> dict[str, Any]:
 
 async def handle_binding(server: APIServer, request: Request, info: RequestInfo) -> Response:
     assert info.name is not None
+    dry_run = dryrun.from_query(request, dryrun.CREATE)
     binding = await _body(server, request)
     target = binding.get("target") or {}
     node = target.get("name")
@@ -65,7 +68,7 @@ async def handle_binding(server: APIServer, request: Request, info: RequestInfo)
         status["conditions"] = conds
         return pod
 
-    await server.store(info.rt).guaranteed_update(info.namespace, info.name, bind)
+    await server.store(info.rt).guaranteed_update(info.namespace, info.name, bind, dry_run=dry_run)
     return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
 
 
@@ -73,12 +76,16 @@ async def handle_eviction(server: APIServer, request: Request, info: RequestInfo
     assert info.name is not None
     eviction = await _body(server, request)
     opts = eviction.get("deleteOptions") or {}
+    if not isinstance(opts, dict):
+        raise errors.bad_request("deleteOptions must be a JSON object")
+    dryrun.for_eviction(request, opts)
     await delete_object(server, info.rt, info.namespace, info.name, opts)
     return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
 
 
 async def handle_finalize(server: APIServer, request: Request, info: RequestInfo) -> Response:
     assert info.name is not None
+    dry_run = dryrun.from_query(request, dryrun.UPDATE)
     body = await _body(server, request)
     finalizers = (body.get("spec") or {}).get("finalizers") or []
 
@@ -88,8 +95,8 @@ async def handle_finalize(server: APIServer, request: Request, info: RequestInfo
             del ns["spec"]["finalizers"]
         return ns
 
-    _, new = await server.store(info.rt).guaranteed_update(None, info.name, finalize)
-    return json_response(await finish_if_deletable(server, info.rt, new))
+    _, new = await server.store(info.rt).guaranteed_update(None, info.name, finalize, dry_run=dry_run)
+    return json_response(await finish_if_deletable(server, info.rt, new, dry_run))
 
 
 async def handle_log(server: APIServer, request: Request, info: RequestInfo) -> Response:

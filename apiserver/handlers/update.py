@@ -8,6 +8,9 @@ which is how two controllers editing one object never silently overwrite each ot
 The same path serves the main resource and its `/status` subresource; strategy.py decides which
 half of the object each may touch. `/scale` is a view of `spec.replicas` as an autoscaling/v1
 Scale, for `kubectl scale` and autoscalers.
+
+`?dryRun=All` (handlers/dryrun.py) runs all of it and skips the write: the answer is the object as
+it would be, at the revision it was read.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from api.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from api.registry import ResourceType
 from apiserver import codec, services
 from apiserver.admission import Attributes
+from apiserver.handlers import dryrun
 from apiserver.handlers.common import check_body_identity, field_validation, json_response, read_body
+from apiserver.handlers.preconditions import check_put_uid
 from apiserver.objectmeta import clone
 from apiserver.registry.defaults import apply_defaults, carry_over_service_allocations
 from apiserver.registry.validation import validate_update
@@ -45,6 +50,7 @@ async def update_object(
     *,
     subresource: str | None = None,
     precondition_rv: str | None = None,
+    dry_run: bool = False,
 ) -> dict[str, Any]:
     """Apply `make_new(old) -> desired` as a guarded update and return the stored result."""
 
@@ -75,14 +81,16 @@ async def update_object(
         if causes:
             raise errors.invalid(rt.kind, rt.group, name, causes)
         if rt.key == "services" and subresource is None:
-            taken = services.allocate(server, new, old)
+            taken = services.allocate(server, new, old, dry_run=dry_run)
             pending_release.append((old, new, taken))
         return new
 
     pending_release: list[tuple[dict[str, Any], dict[str, Any], list[tuple[str, Any]]]] = []
     store = server.store(rt)
     try:
-        old, new = await store.guaranteed_update(namespace, name, mutate, precondition_rv=precondition_rv)
+        old, new = await store.guaranteed_update(
+            namespace, name, mutate, precondition_rv=precondition_rv, dry_run=dry_run
+        )
     except BaseException:
         for _, _, taken in pending_release:
             services.release_taken(server, taken)
@@ -91,14 +99,18 @@ async def update_object(
         # Only the attempt that was written counts; earlier attempts lost a race and give back.
         for _, _, taken in pending_release[:-1]:
             services.release_taken(server, taken)
-        if new is not old:
+        if new is not old and not dry_run:
             services.release_unused(server, old, new)
-    return await finish_if_deletable(server, rt, new)
+    return await finish_if_deletable(server, rt, new, dry_run)
 
 
-async def finish_if_deletable(server: APIServer, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+async def finish_if_deletable(
+    server: APIServer, rt: ResourceType, obj: dict[str, Any], dry_run: bool = False
+) -> dict[str, Any]:
     """An object being deleted whose last finalizer just went is removed for good."""
     md = obj["metadata"]
+    if dry_run:
+        return obj
     if md.get("deletionTimestamp") and not md.get("finalizers") and not md.get("deletionGracePeriodSeconds"):
         if rt.key == "namespaces" and (obj.get("spec") or {}).get("finalizers"):
             return obj
@@ -113,14 +125,21 @@ async def finish_if_deletable(server: APIServer, rt: ResourceType, obj: dict[str
 # -- PUT ---------------------------------------------------------------------------------------
 async def handle_update(server: APIServer, request: Request, info: RequestInfo) -> Response:
     assert info.name is not None
+    dry_run = dryrun.from_query(request, dryrun.UPDATE)
     raw = await read_body(request, server.config.max_request_bytes)
     body = codec.decode_body(raw, request.headers.get("content-type"))
     if info.subresource == "scale":
-        return json_response(await _update_scale(server, info, lambda _scale: body))
+        return json_response(await _update_scale(server, info, lambda _scale: body, dry_run))
     obj = check_body_identity(info.rt, body, info.namespace)
     warnings = field_validation(info.rt, obj, request.query_params.get("fieldValidation"))
+    key = server.store(info.rt).key(info.namespace, info.name)
+
+    def replaced(old: dict[str, Any]) -> dict[str, Any]:
+        check_put_uid(info.rt, key, old, obj)
+        return obj
+
     new = await update_object(
-        server, info.rt, info.namespace, info.name, lambda _old: obj, subresource=info.subresource
+        server, info.rt, info.namespace, info.name, replaced, subresource=info.subresource, dry_run=dry_run
     )
     return json_response(new, 200, warnings)
 
@@ -152,10 +171,15 @@ async def handle_patch(server: APIServer, request: Request, info: RequestInfo) -
     mt = codec.media_type(ctype)
     if mt not in codec.PATCH_TYPES:
         raise errors.unsupported_media_type(mt)
+    dry_run = dryrun.from_query(request, dryrun.PATCH)
     raw = await read_body(request, server.config.max_request_bytes)
     patch = codec.decode_body(raw, codec.JSON, allow=codec.PATCH_TYPES)
     if info.subresource == "scale":
-        return json_response(await _update_scale(server, info, lambda scale: apply_patch(info.rt, scale, patch, ctype)))
+
+        def patched_scale(scale: dict[str, Any]) -> dict[str, Any]:
+            return apply_patch(info.rt, scale, patch, ctype)
+
+        return json_response(await _update_scale(server, info, patched_scale, dry_run))
     warnings: list[str] = []
 
     def patched(old: dict[str, Any]) -> dict[str, Any]:
@@ -164,7 +188,9 @@ async def handle_patch(server: APIServer, request: Request, info: RequestInfo) -
         warnings[:] = field_validation(info.rt, new, request.query_params.get("fieldValidation"))
         return new
 
-    new = await update_object(server, info.rt, info.namespace, info.name, patched, subresource=info.subresource)
+    new = await update_object(
+        server, info.rt, info.namespace, info.name, patched, subresource=info.subresource, dry_run=dry_run
+    )
     return json_response(new, 200, warnings)
 
 
@@ -191,7 +217,7 @@ async def get_scale(server: APIServer, info: RequestInfo) -> dict[str, Any]:
 
 
 async def _update_scale(
-    server: APIServer, info: RequestInfo, change: Callable[[dict[str, Any]], Any]
+    server: APIServer, info: RequestInfo, change: Callable[[dict[str, Any]], Any], dry_run: bool = False
 ) -> dict[str, Any]:
     assert info.name is not None
 
@@ -213,5 +239,5 @@ async def _update_scale(
         old.setdefault("spec", {})["replicas"] = replicas
         return old
 
-    new = await update_object(server, info.rt, info.namespace, info.name, make_new)
+    new = await update_object(server, info.rt, info.namespace, info.name, make_new, dry_run=dry_run)
     return scale_of(info.rt, new)
