@@ -143,6 +143,8 @@ _RESOURCES: tuple[ResourceType, ...] = (
         short=("ds",), all_=True, sub=("status",)),
     _rt("apps", "v1", "StatefulSet", "statefulsets", "apps_v1.StatefulSet", "apps_v1.StatefulSetList",
         short=("sts",), all_=True, sub=("status", "scale")),
+    _rt("apps", "v1", "ControllerRevision", "controllerrevisions", "apps_v1.ControllerRevision",
+        "apps_v1.ControllerRevisionList"),
     # batch/v1
     _rt("batch", "v1", "Job", "jobs", "batch_v1.Job", "batch_v1.JobList", all_=True, sub=("status",)),
     _rt("batch", "v1", "CronJob", "cronjobs", "batch_v1.CronJob", "batch_v1.CronJobList", short=("cj",), all_=True,

@@ -48,6 +48,7 @@ def run(
     concurrent_job_syncs: Annotated[int, typer.Option("--concurrent-job-syncs")] = 5,
     concurrent_cron_job_syncs: Annotated[int, typer.Option("--concurrent-cron-job-syncs")] = 5,
     concurrent_ttl_syncs: Annotated[int, typer.Option("--concurrent-ttl-after-finished-syncs")] = 5,
+    concurrent_daemonset_syncs: Annotated[int, typer.Option("--concurrent-daemonset-syncs")] = 2,
     informer_backoff_max: Annotated[
         str, typer.Option("--informer-backoff-max", help="Cap on watch reconnect back-off.")
     ] = "30s",
@@ -85,6 +86,7 @@ def run(
                 "job": concurrent_job_syncs,
                 "cronjob": concurrent_cron_job_syncs,
                 "ttl-after-finished": concurrent_ttl_syncs,
+                "daemonset": concurrent_daemonset_syncs,
             },
             informer_backoff_max=parse_duration(informer_backoff_max),
             verbosity=verbosity,

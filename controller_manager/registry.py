@@ -28,6 +28,7 @@ CONTROLLERS: dict[str, str] = {
     "job": "controller_manager.controllers.job:JobController",
     "cronjob": "controller_manager.controllers.cronjob:CronJobController",
     "ttl-after-finished": "controller_manager.controllers.ttlafterfinished:TTLAfterFinishedController",
+    "daemonset": "controller_manager.controllers.daemonset:DaemonSetController",
 }
 # Controllers that exist but are off unless named (kube-controller-manager has such too).
 DISABLED_BY_DEFAULT: set[str] = set()
@@ -56,7 +57,6 @@ NOT_IMPLEMENTED = {
     "endpointslicemirroring",
     "disruption",
     "horizontalpodautoscaling",
-    "daemonset",
     "statefulset",
     "resourcequota",
 }

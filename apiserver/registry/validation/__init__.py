@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from api.errors import FieldError
+from api.errors import FieldError, invalid_value, required
 from apiserver.registry.validation.batch import (
     validate_cron_job_spec,
     validate_job_spec,
@@ -108,7 +108,17 @@ _CREATE: dict[str, Callable[[Obj], Errors]] = {
     "horizontalpodautoscalers.autoscaling": lambda o: _meta("horizontalpodautoscalers.autoscaling", o)
     + validate_hpa(o),
     "podtemplates": lambda o: _meta("podtemplates", o) + _pod_template(o),
+    "controllerrevisions.apps": lambda o: _meta("controllerrevisions.apps", o) + _controller_revision(o),
 }
+
+
+def _controller_revision(obj: Obj) -> Errors:
+    if obj.get("data") is None:
+        return [required("data", "data is mandatory")]
+    revision = obj.get("revision")
+    if isinstance(revision, int) and revision < 0:
+        return [invalid_value("revision", revision, "must be greater than or equal to 0")]
+    return []
 
 
 def validate_create(resource: str, obj: Obj) -> Errors:
