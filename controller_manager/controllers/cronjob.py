@@ -120,6 +120,15 @@ class CronJobController(Controller):
                 )
                 changed = True
             elif md["uid"] not in active_uids and not outcome:
+                # Our own status write may simply not have reached the cache yet: ask the API server.
+                cmd = cron_job["metadata"]
+                fresh = await self.client.get("cronjobs", cmd["name"], cmd["namespace"])
+                fresh_active = (fresh.get("status") or {}).get("active") or []
+                if any(ref.get("uid") == md["uid"] for ref in fresh_active):
+                    active = list(fresh_active)
+                    active_uids = {ref.get("uid") for ref in active}
+                    status.update({k: v for k, v in (fresh.get("status") or {}).items() if k != "active"})
+                    continue
                 message = f"Saw a job that the controller did not create or forgot: {md['name']}"
                 self.recorder.event(cron_job, WARNING, "UnexpectedJob", message)
             if outcome == "Complete":

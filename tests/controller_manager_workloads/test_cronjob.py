@@ -141,6 +141,7 @@ def test_a_missed_schedule_starts_one_job_which_completes(
     got = events_when(api, ns, uid, lambda e: len(e) >= 2)
     assert ("SuccessfulCreate", f"Created job {name}") in got
     assert ("SawCompletedJob", f"Saw completed job: {name}, condition: Complete") in got
+    assert not [e for e in events(api, ns, uid) if e[0] == "UnexpectedJob"]  # its own job, seen before its status
     assert len(owned_jobs(api, ns, uid)) == 1  # the same scheduled time never runs twice
 
 
