@@ -155,8 +155,10 @@ def test_lab_runs_as_written(lab_path: Path, lab_cluster: LabCluster) -> None:
     _run_document(lab_path, lab_cluster)
 
 
-def test_there_are_six_labs() -> None:
-    assert [p.name[:2] for p in LABS] == ["01", "02", "03", "04", "05", "06"]
+def test_every_lab_is_listed_in_the_labs_readme() -> None:
+    readme = (LAB_DIR / "README.md").read_text()
+    assert [p.name[:2] for p in LABS] == ["01", "02", "03", "04", "05", "06", "08"]
+    assert all(f"]({p.name})" in readme for p in LABS)
 
 
 @pytest.mark.parametrize("lab_path", LABS, ids=_ids)
