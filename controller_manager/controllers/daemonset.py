@@ -8,7 +8,7 @@ next to the old one until it is available); with OnDelete, old pods stay until s
 Current state: nodes, the DaemonSet's pods (claimed through ownerReferences and the selector, as
 the replica manager does) grouped by the node they are for, and its ControllerRevisions.
 What it does about the difference: record the template as a ControllerRevision
-(`daemonset_history`); create a pod with node affinity for each node that lacks one, letting the
+(`history.py`); create a pod with node affinity for each node that lacks one, letting the
 scheduler bind it; delete pods on nodes that should not run them, failed pods (so they are
 replaced), duplicates, and old-template pods within the rolling-update budget; write `status`
 (desired, current, misscheduled, ready, up-to-date, available, unavailable). Events come
@@ -34,8 +34,8 @@ from api.labels import Selector, from_label_selector
 from client import NORMAL, WARNING, meta_namespace_key
 from client.informer import index_by_owner_uid
 from controller_manager.controller import Controller
-from controller_manager.controllers import daemonset_history as history
 from controller_manager.controllers import daemonset_util as du
+from controller_manager.controllers import history
 from controller_manager.controllers.controller_ref_manager import (
     ControllerRefManager,
     controller_of,
@@ -154,7 +154,7 @@ class DaemonSetController(Controller):
             await self._act(key, ds, current, create, delete)
         await self._update_status(ds, plan, by_node, current)
         live = {(p["metadata"].get("labels") or {}).get(du.REVISION_HASH) for p in pods}
-        await history.truncate(self.client, ds, revisions, {h for h in live if h}, current)
+        await history.truncate(self.client, ds, revisions, {h for h in live if h} | {current})
 
     def _manage(
         self, ds: Obj, plan: dict[str, tuple[bool, bool]], by_node: dict[str, list[Obj]]

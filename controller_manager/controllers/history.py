@@ -1,13 +1,14 @@
-"""A DaemonSet's revision history: one ControllerRevision per pod template it has had.
+"""Revision history of a DaemonSet or StatefulSet: one ControllerRevision per pod template it has had.
 
-A Deployment remembers old templates in old ReplicaSets; a DaemonSet (and a StatefulSet) has no
-such middle object, so Kubernetes keeps *ControllerRevisions*: apps/v1 objects named
-`<daemonset>-<hash>` whose `data` is the patch that restores that template
-(`{"spec": {"template": {..., "$patch": "replace"}}}`) and whose `revision` counts up. Pods carry the
-hash as their `controller-revision-hash` label, so "which pods are up to date" is a label compare.
+A Deployment remembers old templates in old ReplicaSets; a DaemonSet or StatefulSet has no such
+middle object, so Kubernetes keeps *ControllerRevisions*: apps/v1 objects named `<owner>-<hash>`
+whose `data` is the patch that restores that template (`{"spec": {"template": {..., "$patch":
+"replace"}}}`) and whose `revision` counts up. Pods carry it in their `controller-revision-hash`
+label (a DaemonSet's pods the hash, a StatefulSet's pods the revision's whole name, as in
+Kubernetes), so "which pods are up to date" is a label compare.
 
-    kubectl rollout history ds/fluentd     lists the revisions the DaemonSet owns
-    kubectl rollout undo ds/fluentd        patches the DaemonSet with an old revision's data
+    kubectl rollout history ds/fluentd     lists the revisions the owner has
+    kubectl rollout undo sts/web           patches the owner with an old revision's data
 
 Rolling back does not create a new revision: the old one is found by its hash and given the next
 revision number, as Kubernetes does. Revisions beyond `revisionHistoryLimit` (default 10) that no
@@ -29,29 +30,30 @@ Obj = dict[str, Any]
 RESOURCE = "controllerrevisions.apps"
 
 
-def template_hash(ds: Obj) -> str:
-    spec = ds.get("spec") or {}
-    return compute_hash(spec.get("template") or {}, (ds.get("status") or {}).get("collisionCount"))
+def template_hash(owner: Obj) -> str:
+    spec = owner.get("spec") or {}
+    return compute_hash(spec.get("template") or {}, (owner.get("status") or {}).get("collisionCount"))
 
 
-def revision_data(ds: Obj) -> Obj:
-    template = copy.deepcopy((ds.get("spec") or {}).get("template") or {})
+def revision_data(owner: Obj) -> Obj:
+    template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
     template["$patch"] = "replace"
     return {"spec": {"template": template}}
 
 
-def owned_revisions(ds: Obj, revisions: list[Obj]) -> list[Obj]:
-    uid = ds["metadata"]["uid"]
+def owned_revisions(owner: Obj, revisions: list[Obj]) -> list[Obj]:
+    uid = owner["metadata"]["uid"]
     return [
         r for r in revisions
         if any(ref.get("controller") and ref.get("uid") == uid for ref in r["metadata"].get("ownerReferences") or [])
     ]  # fmt: skip
 
 
-async def ensure_current(client: RESTClient, ds: Obj, revisions: list[Obj]) -> tuple[str, int]:
-    """The current template's hash and revision number, creating or renumbering its revision."""
-    md = ds["metadata"]
-    hash_ = template_hash(ds)
+async def ensure_current(client: RESTClient, owner: Obj, revisions: list[Obj]) -> tuple[str, int]:
+    """The current template's hash and revision number, creating or renumbering its revision
+    (named `<owner>-<hash>`)."""
+    md = owner["metadata"]
+    hash_ = template_hash(owner)
     name = f"{md['name']}-{hash_}"
     top = max((int(r.get("revision") or 0) for r in revisions), default=0)
     current = next((r for r in revisions if r["metadata"]["name"] == name), None)
@@ -60,14 +62,14 @@ async def ensure_current(client: RESTClient, ds: Obj, revisions: list[Obj]) -> t
             current = {**current, "revision": top + 1}
             current = await client.update(RESOURCE, current)
         return hash_, int(current.get("revision") or 0)
-    labels = dict((((ds.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {})
+    labels = dict((((owner.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {})
     labels[REVISION_HASH] = hash_
     body = {
         "apiVersion": "apps/v1",
         "kind": "ControllerRevision",
         "metadata": {"name": name, "namespace": md["namespace"], "labels": labels,
-                     "ownerReferences": [owner_reference(ds)]},
-        "data": revision_data(ds),
+                     "ownerReferences": [owner_reference(owner)]},
+        "data": revision_data(owner),
         "revision": top + 1,
     }  # fmt: skip
     try:
@@ -78,12 +80,10 @@ async def ensure_current(client: RESTClient, ds: Obj, revisions: list[Obj]) -> t
     return hash_, top + 1
 
 
-async def truncate(client: RESTClient, ds: Obj, revisions: list[Obj], live_hashes: set[str], current: str) -> None:
-    limit = int((ds.get("spec") or {}).get("revisionHistoryLimit", 10))
-    old = [
-        r for r in revisions
-        if (r["metadata"].get("labels") or {}).get(REVISION_HASH) not in live_hashes | {current}
-    ]  # fmt: skip
+async def truncate(client: RESTClient, owner: Obj, revisions: list[Obj], keep_hashes: set[str]) -> None:
+    """Delete the oldest revisions beyond revisionHistoryLimit whose hash is not in `keep_hashes`."""
+    limit = int((owner.get("spec") or {}).get("revisionHistoryLimit", 10))
+    old = [r for r in revisions if (r["metadata"].get("labels") or {}).get(REVISION_HASH) not in keep_hashes]
     old.sort(key=lambda r: int(r.get("revision") or 0))
     for r in old[: max(0, len(old) - limit)]:
         try:

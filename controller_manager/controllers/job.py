@@ -37,9 +37,9 @@ larger of `status` and what exists, assuming `status` already includes the finis
 still there. What this cannot see: a pod that finishes *and* disappears between two looks, or
 finishes while the controller-manager is down and is deleted before it is back. Pods this
 controller deletes itself (suspend, surplus, a finishing job) are not counted either way.
-Also left out: the exponential back-off before recreating failed pods, Indexed completion mode,
-podFailurePolicy, successPolicy, backoffLimitPerIndex, ttlSecondsAfterFinished (another controller
-in Kubernetes) and `status.terminating`.
+Indexed completion mode is in `job_indexed.py`; ttlSecondsAfterFinished is the ttl-after-finished
+controller's. Also left out: the exponential back-off before recreating failed pods,
+podFailurePolicy, successPolicy, backoffLimitPerIndex and `status.terminating`.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from typing import Any
 
 from api.labels import Selector, from_label_selector
 from client import NORMAL, WARNING, meta_namespace_key
+from controller_manager.controllers import job_indexed
 from controller_manager.controllers.controller_ref_manager import ControllerRefManager, recheck_owner
 from controller_manager.controllers.pod_util import deletion_order, is_active, is_ready, parse_time
 from controller_manager.controllers.replica_manager import (
@@ -198,6 +199,8 @@ class JobController(ReplicaManager):
         tally = self._count(job, pods)
 
         status: Obj = copy.deepcopy(job.get("status") or {})
+        if (job.get("spec") or {}).get("completionMode") == "Indexed":
+            tally.succeeded = self._completed_indexes(job, pods, status)
         active = [p for p in pods if is_active(p)]
         status["succeeded"], status["failed"] = tally.succeeded, tally.failed
         status["ready"] = sum(1 for p in active if is_ready(p))
@@ -216,6 +219,19 @@ class JobController(ReplicaManager):
         await self.update_status(job, status)
         if err is not None:
             raise err
+
+    @staticmethod
+    def _completed_indexes(job: Obj, pods: list[Obj], status: Obj) -> int:
+        """Fold succeeded pods into `status.completedIndexes`; the number of finished pieces."""
+        completions = int((job.get("spec") or {}).get("completions") or 0)
+        done = job_indexed.parse_intervals(status.get("completedIndexes"))
+        for pod in pods:
+            index = job_indexed.pod_index(pod)
+            if _phase(pod) == "Succeeded" and index is not None and 0 <= index < completions:
+                done.add(index)
+        if done:
+            status["completedIndexes"] = job_indexed.format_intervals(done)
+        return len(done)
 
     async def _sync(self, key: str, job: Obj, status: Obj, tally: _Tally, active: list[Obj], pods: list[Obj]) -> None:
         """Decide and act; `status` is updated in place."""
@@ -270,6 +286,9 @@ class JobController(ReplicaManager):
         status.setdefault("startTime", now)
 
         # 4. Running: keep the wanted number of pods active.
+        if spec.get("completionMode") == "Indexed":
+            await self._sync_indexes(key, job, status, active, tally)
+            return
         if completions is None:
             want = parallelism if tally.succeeded == 0 else len(active)  # work queue: no new pods after a success
         else:
@@ -285,6 +304,41 @@ class JobController(ReplicaManager):
             surplus = deletion_order(active, active)[: len(active) - want]
             await self._delete_pods(key, job, surplus, tally)
             status["active"] = want
+
+    async def _sync_indexes(self, key: str, job: Obj, status: Obj, active: list[Obj], tally: _Tally) -> None:
+        """One active pod for each unfinished index, lowest first, at most `parallelism` of them."""
+        spec = job.get("spec") or {}
+        completions, parallelism = int(spec.get("completions") or 0), int(spec.get("parallelism") or 0)
+        done = job_indexed.parse_intervals(status.get("completedIndexes"))
+        running: dict[int, Obj] = {}
+        extra: list[Obj] = []
+        for pod in active:
+            index = job_indexed.pod_index(pod)
+            if index is None or index >= completions or index in done or index in running:
+                extra.append(pod)  # out of range, already finished, or a second pod for the index
+            else:
+                running[index] = pod
+        await self._delete_pods(key, job, extra, tally)
+        pending = [i for i in range(completions) if i not in done and i not in running]
+        room = max(0, parallelism - len(running))
+        created = await self._create_index_pods(key, job, pending[: min(room, self.burst_replicas)])
+        status["active"] = len(running) + created
+
+    async def _create_index_pods(self, key: str, job: Obj, indexes: list[int]) -> int:
+        if not indexes:
+            return 0
+        self.expectations.expect_creations(key, len(indexes))
+        name = job["metadata"]["name"]
+        results = await asyncio.gather(
+            *(self._create_pod(job, lambda pod, i=i: job_indexed.for_index(pod, name, i)) for i in indexes),
+            return_exceptions=True,
+        )
+        errs = [r for r in results if isinstance(r, Exception)]
+        for _ in errs:
+            self.expectations.creation_observed(key)
+        if errs:
+            raise errs[0]
+        return len(indexes)
 
     @staticmethod
     def _past_deadline(spec: Obj, status: Obj) -> bool:

@@ -249,7 +249,9 @@ class ReplicaManager(Controller):
             if errs:
                 raise errs[0]
 
-    async def _create_pod(self, owner: Obj) -> None:
+    async def _create_pod(self, owner: Obj, shape: Callable[[Obj], Obj] | None = None) -> None:
+        """Create one pod from the owner's template (`shape` may turn it into a particular one,
+        e.g. the pod of one index of an Indexed Job)."""
         meta, template = owner["metadata"], (owner.get("spec") or {}).get("template") or {}
         tmeta = template.get("metadata") or {}
         pod_meta: Obj = {
@@ -263,6 +265,8 @@ class ReplicaManager(Controller):
         if tmeta.get("finalizers"):
             pod_meta["finalizers"] = list(tmeta["finalizers"])
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": copy.deepcopy(template.get("spec"))}
+        if shape is not None:
+            pod = shape(pod)
         try:
             created = await self.client.create("pods", pod, meta.get("namespace"))
         except Exception as exc:

@@ -1,0 +1,75 @@
+"""Indexed Jobs (`completionMode: Indexed`): pod *i* does piece *i* of the work, for i in 0…completions-1.
+
+Where a NonIndexed Job only counts successes, an Indexed Job tracks *which* pieces are done. Each
+pod is made for one index and says so everywhere a program could look, as Kubernetes does:
+
+    annotation and label  batch.kubernetes.io/job-completion-index: "3"
+    environment           JOB_COMPLETION_INDEX=3  (downward API from that annotation)
+    hostname              <job>-3   (with the template's subdomain, a stable DNS name per piece)
+    name                  <job>-3-xxxxx
+
+The set of finished indexes lives in `status.completedIndexes` as compressed intervals
+(`"0-2,4,7-9"`), so a controller that restarts knows exactly which pieces never need to run again:
+an index that succeeded once is never given a new pod. `status.succeeded` is the size of that set.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+Obj = dict[str, Any]
+INDEX_KEY = "batch.kubernetes.io/job-completion-index"
+INDEX_ENV = "JOB_COMPLETION_INDEX"
+
+
+def parse_intervals(text: str | None) -> set[int]:
+    """`"0-2,4"` → {0, 1, 2, 4}; unreadable parts are ignored."""
+    out: set[int] = set()
+    for part in (text or "").split(","):
+        first, _, last = part.strip().partition("-")
+        try:
+            lo = int(first)
+            hi = int(last) if last else lo
+        except ValueError:
+            continue
+        out.update(range(lo, hi + 1))
+    return out
+
+
+def format_intervals(indexes: set[int]) -> str:
+    """{0, 1, 2, 4} → `"0-2,4"` (Kubernetes' compressed form)."""
+    parts: list[str] = []
+    ordered = sorted(indexes)
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def pod_index(pod: Obj) -> int | None:
+    value = ((pod.get("metadata") or {}).get("annotations") or {}).get(INDEX_KEY)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def for_index(pod: Obj, job_name: str, index: int) -> Obj:
+    """A copy of a pod made from the Job's template, turned into the pod of piece `index`."""
+    pod = copy.deepcopy(pod)
+    md = pod["metadata"]
+    md["generateName"] = f"{job_name}-{index}-"
+    md.setdefault("annotations", {})[INDEX_KEY] = str(index)
+    md.setdefault("labels", {})[INDEX_KEY] = str(index)
+    spec = pod["spec"]
+    spec["hostname"] = f"{job_name}-{index}"
+    env_var = {"name": INDEX_ENV, "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{INDEX_KEY}']"}}}
+    for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        env = [e for e in container.get("env") or [] if e.get("name") != INDEX_ENV]
+        container["env"] = [env_var, *env]
+    return pod
