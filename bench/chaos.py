@@ -43,8 +43,18 @@ DEPLOY = f"/apis/apps/v1/namespaces/{NS}/deployments"
 PODS = f"/api/v1/namespaces/{NS}/pods"
 CM = f"/api/v1/namespaces/{NS}/configmaps"
 NAME = "chaos"
-LEASE = ["--leader-elect", "--leader-elect-lease-duration", "2s", "--leader-elect-renew-deadline", "1.5s",
-         "--leader-elect-retry-period", "0.3s"]  # fmt: skip
+
+
+def lease_flags(duration: float) -> list[str]:
+    """Leader election with a lease of `duration` seconds (renew within 75%, retry every 15%).
+
+    Short leases make a killed leader's successor take over sooner, but a leader that cannot renew
+    in time (a busy machine, the API server down) exits: the supervisor restarts it, and counts.
+    """
+    return ["--leader-elect", "--leader-elect-lease-duration", f"{duration}s",
+            "--leader-elect-renew-deadline", f"{duration * 0.75}s",
+            "--leader-elect-retry-period", f"{duration * 0.15}s"]  # fmt: skip
+
 KUBELET_FAST = ["--pod-startup-delay", "0.2", "--node-status-update-frequency", "0.5",
                 "--container-stop-delay", "0.1"]  # fmt: skip
 
@@ -152,7 +162,7 @@ def wait_for(cond: Any, timeout: float, what: str) -> None:
 
 
 class Cluster:
-    def __init__(self, backend: str, pods: int) -> None:
+    def __init__(self, backend: str, pods: int, lease: float) -> None:
         self.etcd = EtcdCluster() if backend == "etcd" else None
         if self.etcd:
             self.etcd.start()
@@ -164,10 +174,10 @@ class Cluster:
         self.manager = ComponentProcess("controller_manager", [
             "--master", url, "--port", str(cm_port), "--controllers", "replicaset,deployment",
             "--deployment-controller-sync-period", "1s", "--informer-backoff-max", "1s",
-            "--kube-api-qps", "500", "--kube-api-burst", "1000", *LEASE], health_port=cm_port)  # fmt: skip
+            "--kube-api-qps", "500", "--kube-api-burst", "1000", *lease_flags(lease)], health_port=cm_port)  # fmt: skip
         self.scheduler = ComponentProcess("scheduler", [
             "--master", url, "--port", str(sched_port), "--kube-api-qps", "500", "--kube-api-burst", "1000",
-            *LEASE], health_port=sched_port)  # fmt: skip
+            *lease_flags(lease)], health_port=sched_port)  # fmt: skip
         nodes = max(2, math.ceil(pods * 1.5 / 100))  # two kubelets, 100 pods per node at most
         self.kubelets = []
         for k in range(2):
@@ -252,12 +262,12 @@ def _kill_and_restart(cluster: Cluster, victim: str) -> float:
     return time.monotonic() - started
 
 
-def run(pods: int, backend: str, timeout: float) -> dict[str, Any]:
+def run(pods: int, backend: str, timeout: float, lease: float) -> dict[str, Any]:
     surge = math.ceil(pods * 0.25)
-    cluster = Cluster(backend, pods)
+    cluster = Cluster(backend, pods, lease)
     counter = PodCounter(cluster.api.url, pods + surge)
     writer = Writer(cluster.api.url)
-    report: dict[str, Any] = {"backend": backend, "pods": pods, "max_surge": surge, "kills": []}
+    report: dict[str, Any] = {"backend": backend, "pods": pods, "max_surge": surge, "lease_s": lease, "kills": []}
     try:
         with httpx.Client(base_url=cluster.api.url, timeout=10.0) as client:
             body = {
@@ -325,9 +335,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=500, help="replicas of the Deployment")
     parser.add_argument("--backend", choices=["etcd", "sqlite"], default="etcd")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds each rollout may take")
+    parser.add_argument("--lease-duration", type=float, default=8.0, help="leader-election lease, seconds")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    report = run(args.pods, args.backend, args.timeout)
+    report = run(args.pods, args.backend, args.timeout, args.lease_duration)
     report["total_s"] = round(time.monotonic() - started, 1)
     print(json.dumps(report, indent=2))
     return 0 if report["ok"] else 1

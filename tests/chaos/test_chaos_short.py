@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 def test_killing_each_component_once_mid_rollout_breaks_no_invariant() -> None:
     etcd_binary()  # skip (or fail under REQUIRE_ETCD=1) without etcd
     done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "chaos.py"), "--pods", "30", "--backend", "etcd", "--timeout", "120"],
+        [sys.executable, str(REPO / "bench" / "chaos.py"), "--pods", "30", "--backend", "etcd", "--timeout", "120",
+         "--lease-duration", "2"],
         capture_output=True, text=True, timeout=380, cwd=REPO,
     )
     report = json.loads(done.stdout)
