@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up down test lint bench clean
+.PHONY: up down test lint bench clean etcd-cluster
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,29 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/pytest -q -n 2 --dist loadfile
 
+# A three-member etcd cluster on this machine (client ports 2379, 22379, 32379; data in
+# .etcd-cluster/), in the foreground: Ctrl-C stops all three. In another terminal:
+#   mini-k8s up --etcd-servers http://127.0.0.1:2379,http://127.0.0.1:22379,http://127.0.0.1:32379
+# Kill any one member (its pid is printed) and the cluster goes on; start it again with `make etcd-cluster`.
+ETCD ?= etcd
+ETCD_MEMBERS := m0=2379:2380 m1=22379:22380 m2=32379:32380
+ETCD_PEERS := m0=http://127.0.0.1:2380,m1=http://127.0.0.1:22380,m2=http://127.0.0.1:32380
+etcd-cluster:
+	@mkdir -p .etcd-cluster; trap 'kill $$(jobs -p) 2>/dev/null; exit 0' INT TERM; \
+	for m in $(ETCD_MEMBERS); do \
+	  name=$${m%%=*}; ports=$${m#*=}; client=$${ports%%:*}; peer=$${ports#*:}; \
+	  pgrep -f -- "--name $$name --data-dir .etcd-cluster/$$name " >/dev/null && { echo "$$name already running"; continue; }; \
+	  $(ETCD) --name $$name --data-dir .etcd-cluster/$$name \
+	    --listen-client-urls http://127.0.0.1:$$client --advertise-client-urls http://127.0.0.1:$$client \
+	    --listen-peer-urls http://127.0.0.1:$$peer --initial-advertise-peer-urls http://127.0.0.1:$$peer \
+	    --initial-cluster $(ETCD_PEERS) --initial-cluster-token mini-k8s-etcd3 --initial-cluster-state new \
+	    --log-level warn --logger zap >.etcd-cluster/$$name.log 2>&1 & \
+	  echo "$$name pid $$! on http://127.0.0.1:$$client (log .etcd-cluster/$$name.log)"; \
+	done; \
+	echo "--etcd-servers http://127.0.0.1:2379,http://127.0.0.1:22379,http://127.0.0.1:32379"; wait
+
 bench: $(STAMP)
 	$(BIN)/python bench/storage.py
 
 clean:
-	rm -rf $(VENV) .mini-k8s .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .mini-k8s .etcd-cluster .pytest_cache .ruff_cache .hypothesis

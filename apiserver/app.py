@@ -45,10 +45,15 @@ async def open_storage(config: ServerConfig) -> storage.Storage:
     if config.etcd_servers:
         from apiserver.storage.etcd import EtcdStorage
 
-        return await EtcdStorage.connect(config.etcd_servers, prefix=config.etcd_prefix)
+        return await EtcdStorage.connect(
+            config.etcd_servers, prefix=config.etcd_prefix, timeout=config.etcd_request_timeout
+        )
     from apiserver.storage.sqlite import SQLiteStorage
 
-    return await SQLiteStorage.open(config.data_dir, compact_interval_seconds=None)  # server.py compacts
+    sync = "full" if config.sqlite_synchronous == "full" else "normal"
+    return await SQLiteStorage.open(  # server.py compacts
+        config.data_dir, sync=sync, compact_interval_seconds=None
+    )
 
 
 def create_app(config: ServerConfig) -> APIFront:

@@ -13,6 +13,8 @@ class ServerConfig:
     data_dir: str = "./.mini-k8s"
     etcd_servers: list[str] = field(default_factory=list)  # empty → embedded SQLite store
     etcd_prefix: str = ""  # prepended to every etcd key, so several clusters can share one etcd
+    etcd_request_timeout: float = 5.0  # deadline of one etcd request; a write that hits it is a 504
+    sqlite_synchronous: str = "normal"  # embedded store: "normal" (survives a crash) or "full" (power loss)
     bind_address: str = "127.0.0.1"
     port: int = 8080
     service_cluster_ip_range: str = "10.96.0.0/12"

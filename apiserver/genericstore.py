@@ -74,6 +74,9 @@ class _StorageErrorMapper:
             raise errors.expired(f"too old resource version: {exc.requested} ({exc.compacted})") from None
         if isinstance(exc, storage.TooLarge):
             raise errors.too_large(storage.MAX_VALUE_BYTES) from None
+        if isinstance(exc, storage.OutcomeUnknown):
+            # kube-apiserver's answer when a request ran out of time: 504 Timeout (maybe committed).
+            raise errors.timeout(f"request did not complete within requested timeout - {exc}") from None
         if isinstance(exc, storage.Unavailable):
             raise errors.service_unavailable(f"storage is unavailable: {exc}") from None
         raise errors.internal(str(exc)) from None

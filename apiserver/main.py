@@ -24,6 +24,21 @@ def run(
     etcd_prefix: Annotated[
         str, typer.Option("--etcd-prefix", help="Prefix for every etcd key (to share one etcd).")
     ] = "",
+    etcd_request_timeout: Annotated[
+        float,
+        typer.Option(
+            "--etcd-request-timeout",
+            help="Seconds one etcd request may take (mini-k8s); a write that runs out is answered 504.",
+        ),
+    ] = 5.0,
+    sqlite_synchronous: Annotated[
+        str,
+        typer.Option(
+            "--sqlite-synchronous",
+            help="Embedded store durability: normal (survives a process crash) or full (also power loss, "
+            "like etcd; fsync per commit, slower).",
+        ),
+    ] = "normal",
     bind_address: Annotated[str, typer.Option("--bind-address")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port")] = 8080,
     service_cluster_ip_range: Annotated[str, typer.Option("--service-cluster-ip-range")] = "10.96.0.0/12",
@@ -38,10 +53,16 @@ def run(
     ] = 300,
     verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity (0-4).")] = 0,
 ) -> None:
+    if sqlite_synchronous not in ("full", "normal"):
+        raise typer.BadParameter("must be full or normal", param_hint="--sqlite-synchronous")
+    if etcd_request_timeout <= 0:
+        raise typer.BadParameter("must be > 0", param_hint="--etcd-request-timeout")
     config = ServerConfig(
         data_dir=data_dir,
         etcd_servers=[u for u in etcd_servers.split(",") if u],
         etcd_prefix=etcd_prefix,
+        etcd_request_timeout=etcd_request_timeout,
+        sqlite_synchronous=sqlite_synchronous,
         bind_address=bind_address,
         port=port,
         service_cluster_ip_range=service_cluster_ip_range,

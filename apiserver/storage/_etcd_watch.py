@@ -34,6 +34,11 @@ from apiserver.storage.interface import Compacted, StorageError, Unavailable, Wa
 
 _PUT = kv_pb2.Event.PUT
 
+# etcd's "hasleader" metadata (what Go's clientv3.WithRequireLeader sends): a member that loses
+# its leader cancels our watch, and refuses unary calls with "no leader", instead of serving
+# stale data or hanging until the leader is back. We then move to another member.
+REQUIRE_LEADER = (("hasleader", "true"),)
+
 
 async def watch_stream(
     stub: WatchStub,
@@ -48,7 +53,7 @@ async def watch_stream(
     """Yield every change in [key, range_end) from `start_revision` (0 = from now on)."""
     what = f"watch {decode_key(key)!r}"
     with channel_closed_is_unavailable(what):
-        call = stub.Watch()
+        call = stub.Watch(metadata=REQUIRE_LEADER)
     heartbeat: asyncio.Task[None] | None = None
     try:
         create = rpc_pb2.WatchCreateRequest(

@@ -15,7 +15,11 @@ We talk to etcd through aetcd's generated gRPC stubs (`aetcd.rpc`) rather than i
 client: its `get_prefix` can neither page nor read at a revision, and its watcher can hang on a
 dead server. Each unary call carries a deadline (`timeout`), so while etcd is down every operation
 fails fast with Unavailable; gRPC reconnects the channel by itself (`_etcd_channel.py` caps its
-backoff at one second) and operations work again as soon as etcd is back.
+backoff at one second) and operations work again as soon as etcd is back. With several members
+(`--etcd-servers a,b,c`) a failing member is left for the next one (`_etcd_members.py`): reads
+retry there at once, writes when they provably were not sent; a write whose answer was lost is
+OutcomeUnknown (504), never reported as failed. Every call carries etcd's "require leader"
+metadata, so a member cut off from its cluster answers "no leader" at once instead of hanging.
 
 The compacted revision: etcd does not publish it. We find it by asking: a read at revision r
 fails with "compacted" exactly when r < compacted, so a binary search between the last
@@ -31,14 +35,16 @@ prepended on the way in and stripped on the way out, so callers never see it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
-from aetcd.rpc import KVStub, WatchStub, kv_pb2, rpc_pb2
+from aetcd.rpc import kv_pb2, rpc_pb2
 
 from apiserver.storage import _etcd_errors as errors
-from apiserver.storage._etcd_channel import open_channel
-from apiserver.storage._etcd_watch import watch_stream
+from apiserver.storage._etcd_members import Member, Members
+from apiserver.storage._etcd_watch import REQUIRE_LEADER, watch_stream
 from apiserver.storage.interface import (
     MAX_VALUE_BYTES,
     Compacted,
@@ -55,6 +61,7 @@ from apiserver.storage.interface import (
 )
 
 _Compare = rpc_pb2.Compare
+_ROUND_PAUSE = 0.1  # seconds to wait after every member failed a request once, before the next round
 
 
 def _range_end(prefix: bytes) -> bytes:
@@ -66,26 +73,27 @@ def _range_end(prefix: bytes) -> bytes:
 
 
 class EtcdStorage(Storage):
-    """`Storage` on an etcd v3 server. Create it with `await EtcdStorage.connect(url)`."""
+    """`Storage` on an etcd v3 cluster. Create it with `await EtcdStorage.connect(urls)`."""
 
     def __init__(
         self,
-        channel: grpc.aio.Channel,
-        endpoint: str,
+        members: Members,
         *,
         timeout: float = 5.0,
         prefix: str = "",
         watch_keepalive: float = 2.0,
     ) -> None:
-        self.endpoint = endpoint
         self.timeout = timeout
         self.watch_keepalive = watch_keepalive
-        self._channel = channel
-        self._kv = KVStub(channel)
-        self._watch = WatchStub(channel)
+        self._members = members
         self._prefix = prefix
         self._prefix_bytes = prefix.encode()
         self._compacted_floor = 0  # a revision we know is compacted (readable) — a search hint
+
+    @property
+    def endpoint(self) -> str:
+        """The member in use now."""
+        return self._members.current.endpoint
 
     @classmethod
     async def connect(
@@ -96,27 +104,59 @@ class EtcdStorage(Storage):
         prefix: str = "",
         watch_keepalive: float = 2.0,
     ) -> EtcdStorage:
-        """Connect to the first reachable endpoint (a URL, a list, or a comma-separated string)."""
+        """Connect to a cluster (URLs as a list or comma-separated) through its first reachable member."""
         if isinstance(endpoints, str):
             endpoints = endpoints.split(",")
         endpoints = [e.strip() for e in endpoints if e.strip()]
-        if not endpoints:
-            raise ValueError("no etcd endpoint given")
+        members = Members(endpoints)
+        storage = cls(members, timeout=timeout, prefix=prefix, watch_keepalive=watch_keepalive)
         failures: list[str] = []
-        for endpoint in endpoints:
-            channel = open_channel(endpoint)
-            storage = cls(channel, endpoint, timeout=timeout, prefix=prefix, watch_keepalive=watch_keepalive)
-            try:
-                await storage.ping()
-            except Unavailable as exc:
-                failures.append(f"{endpoint}: {exc}")
-                await channel.close()
-                continue
-            except BaseException:
-                await channel.close()
-                raise
-            return storage
+        try:
+            for member in list(members.members):
+                members.use(member)
+                try:
+                    await storage._ping_one(member)
+                except Unavailable as exc:
+                    failures.append(f"{member.endpoint}: {exc}")
+                    continue
+                return storage
+        except BaseException:
+            await members.close()
+            raise
+        await members.close()
         raise Unavailable("no etcd endpoint reachable: " + "; ".join(failures))
+
+    async def _unary(self, rpc: str, request: Any, what: str, *, write: bool = False) -> Any:
+        """One KV call on the member in use, moving to the next member when this one fails.
+
+        Reads are retried on the next member at once (within the same deadline); writes only
+        when the error proves they were never proposed (`_etcd_errors.not_sent`). The last
+        gRPC error is raised for the caller to translate.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        member = self._members.current
+        attempts = 0
+        while True:
+            remaining = deadline - loop.time()
+            try:
+                with errors.channel_closed_is_unavailable(what):
+                    return await getattr(member.kv, rpc)(
+                        request, timeout=max(remaining, 0.01), metadata=REQUIRE_LEADER
+                    )
+            except grpc.aio.AioRpcError as err:
+                if not errors.member_trouble(err):
+                    raise
+                member = self._members.failed(member)
+                attempts += 1
+                retry = not write or errors.not_sent(err)
+                if not retry or err.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    raise
+                if attempts % len(self._members) == 0:
+                    # Every member failed once: give the cluster a moment (an election, a restart).
+                    await asyncio.sleep(min(_ROUND_PAUSE, max(deadline - loop.time(), 0)))
+                if loop.time() >= deadline:
+                    raise
 
     # --- keys -------------------------------------------------------------------------------
 
@@ -133,8 +173,7 @@ class EtcdStorage(Storage):
 
     async def _range(self, request: rpc_pb2.RangeRequest, what: str) -> rpc_pb2.RangeResponse:
         try:
-            with errors.channel_closed_is_unavailable(what):
-                return await self._kv.Range(request, timeout=self.timeout)
+            return await self._unary("Range", request, what)  # type: ignore[no-any-return]
         except grpc.aio.AioRpcError as err:
             if errors.is_compacted(err):
                 raise Compacted(request.revision, await self.compacted_revision()) from err
@@ -182,10 +221,9 @@ class EtcdStorage(Storage):
 
     async def _txn(self, request: rpc_pb2.TxnRequest, what: str) -> rpc_pb2.TxnResponse:
         try:
-            with errors.channel_closed_is_unavailable(what):
-                return await self._kv.Txn(request, timeout=self.timeout)
+            return await self._unary("Txn", request, what, write=True)  # type: ignore[no-any-return]
         except grpc.aio.AioRpcError as err:
-            raise errors.translate(err, what) from err
+            raise errors.translate(err, what, write=True) from err
 
     def _cas_failure(self, key: str, resp: rpc_pb2.TxnResponse, expected: int) -> StorageError:
         """The compare failed; the failure branch read the key: gone → NotFound, else Conflict."""
@@ -236,11 +274,10 @@ class EtcdStorage(Storage):
         what = f"delete {key!r}"
         if expected_revision is None:
             try:
-                with errors.channel_closed_is_unavailable(what):
-                    request = rpc_pb2.DeleteRangeRequest(key=raw)
-                    resp = await self._kv.DeleteRange(request, timeout=self.timeout)
+                request = rpc_pb2.DeleteRangeRequest(key=raw)
+                resp = await self._unary("DeleteRange", request, what, write=True)
             except grpc.aio.AioRpcError as err:
-                raise errors.translate(err, what) from err
+                raise errors.translate(err, what, write=True) from err
             if resp.deleted == 0:
                 raise NotFound(key)
             return int(resp.header.revision)
@@ -259,17 +296,27 @@ class EtcdStorage(Storage):
     # --- watch ------------------------------------------------------------------------------
 
     async def watch(self, prefix: str, start_revision: int) -> AsyncIterator[WatchEvent]:
+        """Watch through the member in use; when the stream fails, the next watch uses another one.
+
+        The caller (the watch cache) re-watches from its last revision + 1, so moving to another
+        member loses nothing: every member has the same history.
+        """
         start = self._key(prefix)
-        async for event in watch_stream(
-            self._watch,
-            key=start,
-            range_end=_range_end(start),
-            start_revision=start_revision,
-            decode_key=self._decode_key,
-            timeout=self.timeout,
-            keepalive=self.watch_keepalive,
-        ):
-            yield event
+        member = self._members.current
+        try:
+            async for event in watch_stream(
+                member.watch,
+                key=start,
+                range_end=_range_end(start),
+                start_revision=start_revision,
+                decode_key=self._decode_key,
+                timeout=self.timeout,
+                keepalive=self.watch_keepalive,
+            ):
+                yield event
+        except Unavailable:
+            self._members.failed(member)
+            raise
 
     # --- revisions and compaction -------------------------------------------------------------
 
@@ -283,8 +330,7 @@ class EtcdStorage(Storage):
     async def _readable(self, revision: int) -> bool:
         request = rpc_pb2.RangeRequest(key=b"/", count_only=True, revision=revision)
         try:
-            with errors.channel_closed_is_unavailable("compaction probe"):
-                await self._kv.Range(request, timeout=self.timeout)
+            await self._unary("Range", request, "compaction probe")
         except grpc.aio.AioRpcError as err:
             if errors.is_compacted(err):
                 return False
@@ -311,8 +357,8 @@ class EtcdStorage(Storage):
         if revision <= self._compacted_floor:
             return
         try:
-            with errors.channel_closed_is_unavailable(f"compact {revision}"):
-                await self._kv.Compact(rpc_pb2.CompactionRequest(revision=revision), timeout=self.timeout)
+            # Compaction is idempotent ("already compacted" is handled below): safe to retry.
+            await self._unary("Compact", rpc_pb2.CompactionRequest(revision=revision), f"compact {revision}")
         except grpc.aio.AioRpcError as err:
             if errors.is_compacted(err):
                 return  # someone already compacted past this point: nothing left to forget
@@ -326,5 +372,14 @@ class EtcdStorage(Storage):
     async def ping(self) -> None:
         await self.current_revision()
 
+    async def _ping_one(self, member: Member) -> None:
+        """A count-only read on `member` alone, no failover (used to pick the first member)."""
+        request = rpc_pb2.RangeRequest(key=self._prefix_bytes or b"/", count_only=True)
+        try:
+            with errors.channel_closed_is_unavailable("ping"):
+                await member.kv.Range(request, timeout=self.timeout, metadata=REQUIRE_LEADER)
+        except grpc.aio.AioRpcError as err:
+            raise errors.translate(err, f"ping {member.endpoint}") from err
+
     async def close(self) -> None:
-        await self._channel.close()
+        await self._members.close()

@@ -58,6 +58,12 @@ class Unavailable(StorageError):
     """The store cannot be reached (etcd down, disk error). Callers may retry later."""
 
 
+class OutcomeUnknown(Unavailable):
+    """A write reached the store but no answer came back (a deadline, a connection lost after
+    sending): it may or may not have been committed. The API answers 504 Timeout, not 503, so a
+    client reads the object back before it concludes that its write failed."""
+
+
 class TooLarge(StorageError):
     """The value exceeds MAX_VALUE_BYTES; nothing was written."""
 

@@ -10,6 +10,7 @@ dir and ports, which is what the restart tests need: the revision counter must s
 Fixtures (import them into a conftest.py to use them):
 - `etcd_server`  — one etcd for the whole session (cheap to share: tests use fresh key prefixes);
 - `etcd_process` — a private etcd for one test, for tests that kill or restart it;
+- `etcd_cluster` — a private three-member etcd cluster (`EtcdCluster`) for failover tests;
 - `etcd_storage` — a connected `EtcdStorage` on the shared etcd under a fresh key prefix;
 - `etcd_storage_factory` — opens more `EtcdStorage`s on that same prefix (a second API server,
   or the same one after a restart).
@@ -17,6 +18,7 @@ Fixtures (import them into a conftest.py to use them):
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -137,12 +139,16 @@ class EtcdProcess:
         """Start etcd (again, on the same data dir and ports) and wait until it is healthy."""
         if self.running:
             return self
+        self.spawn()
+        self._wait_healthy(timeout)
+        return self
+
+    def spawn(self) -> None:
+        """Start the process without waiting (a cluster member is healthy only once a quorum runs)."""
         with open(self.log_path, "ab") as log:
             self._proc = subprocess.Popen(
                 _die_with_parent(self._args()), stdout=log, stderr=log, stdin=subprocess.DEVNULL
             )
-        self._wait_healthy(timeout)
-        return self
 
     def _wait_healthy(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -213,6 +219,98 @@ class EtcdProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.cleanup()
+
+
+class EtcdMember(EtcdProcess):
+    """One member of an `EtcdCluster` (its peers come from the cluster)."""
+
+    def __init__(self, cluster: EtcdCluster, name: str) -> None:
+        super().__init__(cluster.binary, name=name)
+        self.cluster = cluster
+
+    def _args(self) -> list[str]:
+        args = super()._args()
+        i = args.index("--initial-cluster")
+        args[i + 1] = self.cluster.initial_cluster
+        return [
+            *args,
+            "--initial-cluster-token", self.cluster.token,
+            # Faster failure detection than etcd's defaults (100 ms / 1 s): tests wait less.
+            "--heartbeat-interval", str(self.cluster.heartbeat_ms),
+            "--election-timeout", str(self.cluster.election_ms),
+        ]
+
+    def is_leader(self) -> bool:
+        """Ask this member (over etcd's JSON gateway) whether it leads the cluster."""
+        req = urllib.request.Request(f"{self.url}/v3/maintenance/status", data=b"{}", method="POST")
+        with urllib.request.urlopen(req, timeout=2.0) as resp:
+            status = json.loads(resp.read())
+        return str(status.get("leader")) == str(status.get("header", {}).get("member_id"))
+
+
+class EtcdCluster:
+    """A three-member (by default) etcd cluster on free loopback ports: the HA setup of a real
+    control plane. Members can be killed and restarted one by one on their own data dirs."""
+
+    def __init__(self, size: int = 3, *, heartbeat_ms: int = 50, election_ms: int = 500) -> None:
+        self.binary = etcd_binary()
+        self.token = f"mini-k8s-{uuid.uuid4().hex[:8]}"
+        self.heartbeat_ms, self.election_ms = heartbeat_ms, election_ms
+        self.members = [EtcdMember(self, f"m{i}") for i in range(size)]
+        self.initial_cluster = ",".join(f"{m.name}={m.peer_url}" for m in self.members)
+
+    @property
+    def urls(self) -> list[str]:
+        return [m.url for m in self.members]
+
+    @property
+    def endpoints(self) -> str:
+        """The `--etcd-servers` value: every member's client URL, comma separated."""
+        return ",".join(self.urls)
+
+    def start(self, timeout: float = _START_TIMEOUT) -> EtcdCluster:
+        for m in self.members:
+            if not m.running:
+                m.spawn()
+        for m in self.members:
+            m._wait_healthy(timeout)
+        return self
+
+    def leader(self, timeout: float = _START_TIMEOUT) -> EtcdMember:
+        """The member that leads now (waits for an election to finish)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for m in self.members:
+                if m.running:
+                    try:
+                        if m.is_leader():
+                            return m
+                    except (OSError, ValueError):
+                        pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("no etcd leader elected")
+            time.sleep(0.05)  # poll interval of a wait-for-condition
+
+    def cleanup(self) -> None:
+        for m in self.members:
+            m.cleanup()
+
+    def __enter__(self) -> EtcdCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
+
+@pytest.fixture
+def etcd_cluster() -> Iterator[EtcdCluster]:
+    """A private three-member etcd cluster for one test (failover tests kill its members)."""
+    cluster = EtcdCluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.cleanup()
 
 
 @pytest.fixture(scope="session")
