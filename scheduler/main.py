@@ -21,6 +21,7 @@ from typing import Annotated
 
 import typer
 
+from api import cmdline
 from api.duration import parse_duration
 from client import EventRecorder, LeaderElector, SharedInformerFactory, new_client
 from scheduler.health import serve
@@ -71,7 +72,7 @@ def run(
 ) -> None:
     try:
         options = SchedulerOptions(
-            master=master,
+            master=cmdline.server_url(master),
             kubeconfig=kubeconfig,
             kube_api_qps=kube_api_qps,
             kube_api_burst=kube_api_burst,
@@ -94,12 +95,7 @@ def run(
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    logging.basicConfig(
-        level=logging.DEBUG if verbosity >= 4 else logging.INFO if verbosity >= 1 else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    if verbosity < 4:  # one line per request is -v=4 material
-        logging.getLogger("httpx").setLevel(logging.WARNING)
+    # logging is set up from -v/--logtostderr/--log-dir already (api/klog.py, via cmdline.run)
     sys.exit(asyncio.run(_main(options)))
 
 
@@ -195,4 +191,4 @@ async def _close(recorder: EventRecorder, *clients: object) -> None:
 
 def main() -> None:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    app()
+    cmdline.run(app, "mini-scheduler")
