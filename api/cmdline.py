@@ -18,6 +18,7 @@ import; it imports nothing else of ours.
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
@@ -26,6 +27,8 @@ import typer
 import typer.main
 
 from api import klog
+
+log = logging.getLogger("cmdline")
 
 LOGGING_PANEL = "Logging flags (klog)"
 
@@ -171,12 +174,31 @@ def build(app: typer.Typer, program: str) -> Any:
         except ValueError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
+        print_flags(command, {**kwargs, "v": settings.verbosity, "logtostderr": settings.logtostderr,
+                              "alsologtostderr": settings.alsologtostderr, "log_dir": settings.log_dir,
+                              "stderrthreshold": settings.stderrthreshold})  # fmt: skip
         if "verbosity" in own:
             kwargs["verbosity"] = settings.verbosity
         return inner(**kwargs)
 
     command.callback = callback
     return command
+
+
+def print_flags(command: Any, values: dict[str, Any]) -> None:
+    """`FLAG: --name="value"` for every flag, at -v 1, as Kubernetes components start their logs
+    (component-base's PrintFlags): the log file itself then says how the process was started."""
+    if not log.isEnabledFor(logging.INFO):
+        return
+    for p in sorted(command.params, key=lambda p: _long_name(p)):
+        if p.name in values and _long_name(p):
+            value = values[p.name]
+            shown = str(value).lower() if isinstance(value, bool) else value
+            log.info('FLAG: %s="%s"', _long_name(p), shown)
+
+
+def _long_name(param: Any) -> str:
+    return next((o for o in param.opts if o.startswith("--")), "")
 
 
 def run(app: typer.Typer, program: str, argv: Sequence[str] | None = None) -> None:

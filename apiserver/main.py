@@ -62,6 +62,7 @@ def run(
         log_level="warning" if verbosity < 2 else "info",
         access_log=verbosity >= 3,
         timeout_graceful_shutdown=2,
+        log_config=None,  # uvicorn's loggers go through the klog handlers (api/klog.py)
     )
 
 

@@ -76,9 +76,11 @@ def test_security_controllers_say_why_they_do_not_run_and_profiling_can_be_off(a
     ).start()  # fmt: skip
     try:
         assert httpx.get(f"http://127.0.0.1:{port}/debug/pprof/").status_code == 404
-        log = wait_for(lambda: "Started controller 'podgc'" in (t := proc.log_tail(200)) and t, what="podgc started")
+        started = "Started controller 'serviceaccount'"  # the last one, in registry order
+        log = wait_for(lambda: started in (t := proc.log_tail(200)) and t, what="serviceaccount started")
         assert "controller 'serviceaccount-token' is disabled because there is no private key" in log
         assert "controller 'root-ca-cert-publisher' is disabled because there is no root CA" in log
-        assert log.index("Started controller 'serviceaccount'") < log.index("Started controller 'podgc'")
+        assert "Started controller 'podgc'" in log
+        assert 'FLAG: --cluster-name="seed"' in log and 'FLAG: --controller-start-interval="0.05s"' in log
     finally:
         proc.stop()
