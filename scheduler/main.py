@@ -68,6 +68,9 @@ def run(
     ] = "5m",
     parallel_binds: Annotated[int, typer.Option("--parallel-binds", help="Bindings in flight at once.")] = 64,
     seed: Annotated[int, typer.Option("--seed", help="Seed for breaking ties between nodes; -1 = random.")] = -1,
+    profiling: Annotated[
+        bool, typer.Option("--profiling/--no-profiling", help="Serve /debug/pprof/ (task stacks) on --port.")
+    ] = True,
     verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity (0-4).")] = 0,
 ) -> None:
     try:
@@ -90,6 +93,7 @@ def run(
             pod_max_in_unschedulable_pods_duration=parse_duration(pod_max_in_unschedulable_pods_duration),
             parallel_binds=parallel_binds,
             seed=None if seed < 0 else seed,
+            profiling=profiling,
             verbosity=verbosity,
         )
     except ValueError as exc:
@@ -135,7 +139,9 @@ async def _serve(options: SchedulerOptions) -> int:
     pods = factory.informer_for("pods", field_selector="status.phase!=Succeeded,status.phase!=Failed")
     nodes = factory.informer_for("nodes")
     scheduler.register(pods, nodes)
-    http = serve(options.port, metrics.registry, scheduler.refresh_gauges) if options.port else None
+    http = None
+    if options.port:
+        http = serve(options.port, metrics.registry, scheduler.refresh_gauges, profiling=options.profiling)
     factory.start()
     lost = False
     try:

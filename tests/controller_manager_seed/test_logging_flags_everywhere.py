@@ -4,6 +4,7 @@ seed-table flags do what the table says."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,9 @@ def test_scheduler_and_kubelet_take_the_klog_flags(
         text = _info_file(tmp_path, program)
         assert text.startswith("Log file created at: ")
         wait_for(lambda: "HTTP Request: GET " in (tmp_path / f"{program}.INFO").read_text(), what="-v=4 request lines")
+        if module == "scheduler":  # --profiling is on by default, as in kube-scheduler
+            dump = httpx.get(f"http://127.0.0.1:{port}/debug/pprof/goroutine", params={"debug": "2"}).text
+            assert re.search(r'^task \d+ "scheduler-http" \[waiting\]:$', dump, re.M), dump[:1000]
     finally:
         proc.stop()
     assert "HTTP Request" not in proc.log_tail(200)  # files only: nothing below ERROR on stderr
