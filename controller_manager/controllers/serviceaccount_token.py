@@ -67,8 +67,8 @@ class TokensController(Controller):
             return
         meta = secret["metadata"]
         ns, annotations = meta.get("namespace") or "", meta.get("annotations") or {}
-        sa = self.accounts.get(f"{ns}/{annotations.get(NAME_KEY, '')}")
-        if sa is None or (annotations.get(UID_KEY) and annotations[UID_KEY] != sa["metadata"].get("uid")):
+        sa = await self._account(ns, annotations.get(NAME_KEY, ""), annotations.get(UID_KEY))
+        if sa is None:
             await self._delete(secret)
             return
         data = dict(secret.get("data") or {})
@@ -90,6 +90,21 @@ class TokensController(Controller):
         except errors.NotFoundError:
             pass  # deleted meanwhile: nothing to fill in
         # a ConflictError (our cache is behind) is retried by the loop
+
+    async def _account(self, ns: str, name: str, uid: str | None) -> dict[str, Any] | None:
+        """The account the Secret names (with the UID it names, if any), or None if there is none.
+        Before an orphan is deleted the API server is asked: a Secret created right after its
+        account may reach us before the account does, and deleting it would be wrong."""
+        if not name:
+            return None  # the API server requires the annotation; an old object might lack it
+        sa = self.accounts.get(f"{ns}/{name}")
+        if sa is not None and (not uid or sa["metadata"].get("uid") == uid):
+            return sa
+        try:
+            sa = await self.client.get("serviceaccounts", name, ns)
+        except errors.NotFoundError:
+            return None
+        return sa if not uid or sa["metadata"].get("uid") == uid else None
 
     async def _delete(self, secret: dict[str, Any]) -> None:
         meta = secret["metadata"]
