@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Annotated
 
 import typer
@@ -75,10 +74,6 @@ def run(
         default_unreachable_toleration_seconds=default_unreachable_toleration_seconds,
         verbosity=verbosity,
     )
-    logging.basicConfig(
-        level=logging.DEBUG if verbosity >= 4 else logging.INFO if verbosity >= 1 else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     from apiserver.app import create_app
 
     uvicorn.run(
@@ -88,8 +83,12 @@ def run(
         log_level="warning" if verbosity < 2 else "info",
         access_log=verbosity >= 3,
         timeout_graceful_shutdown=2,
+        log_config=None,  # uvicorn's loggers go through the klog handlers (api/klog.py)
     )
 
 
 def main() -> None:
-    cli()
+    # -v/--logtostderr/--log-dir and `--flag_name` spellings as every Kubernetes component has them
+    from api import cmdline
+
+    cmdline.run(cli, "mini-apiserver")

@@ -2,7 +2,8 @@
 
 One REST client (rate limited by --kube-api-qps/--kube-api-burst), one SharedInformerFactory so
 that ten controllers watching pods cost one watch, an event recorder per controller (its name is
-the "From" column of `kubectl describe`), the options, and the metrics.
+the "From" column of `kubectl describe`), the options, the metrics, and the credentials read from
+--root-ca-file and --service-account-private-key-file.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from client import EventRecorder, RESTClient, SharedInformerFactory
+from controller_manager.credentials import Credentials
 from controller_manager.metrics import ControllerMetrics
 from controller_manager.options import ManagerOptions
 
@@ -20,7 +22,14 @@ class ControllerContext:
     informers: SharedInformerFactory
     options: ManagerOptions
     metrics: ControllerMetrics
+    credentials: Credentials = field(default_factory=Credentials)
     _recorders: dict[str, EventRecorder] = field(default_factory=dict)
+
+    @property
+    def cluster_name(self) -> str:
+        """--cluster-name. Kubernetes' Service controller prefixes cloud load balancer names with
+        it, the route controller tags routes with it; neither exists here yet."""
+        return self.options.cluster_name
 
     def recorder(self, component: str) -> EventRecorder:
         """The event recorder for `component` (e.g. "replicaset-controller"), shared per name."""

@@ -1,15 +1,21 @@
-"""`mini-controller-manager`: flags as kube-controller-manager spells them (seed 000), then run."""
+"""`mini-controller-manager`: flags as kube-controller-manager spells them (seed 000), then run.
+
+Seed 000's command line works as written: `--log_dir` and `--root_ca_file` are read as
+`--log-dir` and `--root-ca-file`, `--logtostderr=false` is a bool with a value, and
+`--master=172.17.8.100:8080` means http (api/cmdline.py). The logging flags come from api/klog.py.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 from typing import Annotated
 
 import typer
 
+from api import cmdline
 from api.duration import parse_duration
+from controller_manager.credentials import Credentials
 from controller_manager.options import ManagerOptions
 
 cli = typer.Typer(add_completion=False, help="Runs the control loops: replication, deployment, node lifecycle, GC, …")
@@ -24,7 +30,25 @@ def run(
     controllers: Annotated[str, typer.Option("--controllers", help="'*', names, '-name' to disable.")] = "*",
     kube_api_qps: Annotated[float, typer.Option("--kube-api-qps")] = 20.0,
     kube_api_burst: Annotated[int, typer.Option("--kube-api-burst")] = 30,
-    port: Annotated[int, typer.Option("--port", help="Serve /healthz and /metrics here; 0 disables.")] = 10252,
+    port: Annotated[int, typer.Option("--port", help="Serve /healthz, /metrics, /debug here; 0 disables.")] = 10252,
+    address: Annotated[
+        str, typer.Option("--address", "--bind-address", help="The IP address --port listens on.")
+    ] = "0.0.0.0",
+    profiling: Annotated[
+        bool, typer.Option("--profiling/--no-profiling", help="Serve /debug/pprof/ (task stacks) on --port.")
+    ] = True,
+    cluster_name: Annotated[
+        str, typer.Option("--cluster-name", help="Cluster prefix, e.g. for cloud load balancer names (Service ctrl).")
+    ] = "kubernetes",
+    controller_start_interval: Annotated[
+        str, typer.Option("--controller-start-interval", help="Pause between starting controllers.")
+    ] = "0s",
+    root_ca_file: Annotated[
+        str, typer.Option("--root-ca-file", help="CA cert put in token Secrets and kube-root-ca.crt ConfigMaps.")
+    ] = "",
+    service_account_private_key_file: Annotated[
+        str, typer.Option("--service-account-private-key-file", help="PEM RSA/EC key that signs SA tokens.")
+    ] = "",
     leader_elect: Annotated[bool, typer.Option("--leader-elect/--no-leader-elect")] = False,
     leader_elect_lease_duration: Annotated[str, typer.Option("--leader-elect-lease-duration")] = "15s",
     leader_elect_renew_deadline: Annotated[str, typer.Option("--leader-elect-renew-deadline")] = "10s",
@@ -56,12 +80,18 @@ def run(
 ) -> None:
     try:
         opts = ManagerOptions(
-            master=master,
+            master=cmdline.server_url(master),
             kubeconfig=kubeconfig,
             controllers=[controllers],
             kube_api_qps=kube_api_qps,
             kube_api_burst=kube_api_burst,
             port=port,
+            address=address,
+            profiling=profiling,
+            cluster_name=cluster_name,
+            controller_start_interval=parse_duration(controller_start_interval),
+            root_ca_file=root_ca_file,
+            service_account_private_key_file=service_account_private_key_file,
             leader_elect=leader_elect,
             leader_elect_lease_duration=parse_duration(leader_elect_lease_duration),
             leader_elect_renew_deadline=parse_duration(leader_elect_renew_deadline),
@@ -91,25 +121,21 @@ def run(
             informer_backoff_max=parse_duration(informer_backoff_max),
             verbosity=verbosity,
         )
-        from controller_manager import registry
+        from controller_manager import credentials, registry
 
         registry.selected(opts.controllers)
+        creds = credentials.load(root_ca_file, service_account_private_key_file)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    logging.basicConfig(
-        level=logging.DEBUG if verbosity >= 4 else logging.INFO if verbosity >= 1 else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    # One line per HTTP request drowns everything else: only at -v 4, as kubelet and scheduler do.
-    logging.getLogger("httpx").setLevel(logging.DEBUG if verbosity >= 4 else logging.WARNING)
-    asyncio.run(_main(opts))
+    # Logging is already set up from -v/--logtostderr/--log-dir (api/klog.py, via cmdline.run).
+    asyncio.run(_main(opts, creds))
 
 
-async def _main(opts: ManagerOptions) -> None:
+async def _main(opts: ManagerOptions, creds: Credentials) -> None:
     from controller_manager.manager import run as run_manager
 
-    task = asyncio.create_task(run_manager(opts))
+    task = asyncio.create_task(run_manager(opts, creds))
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, task.cancel)
@@ -120,4 +146,4 @@ async def _main(opts: ManagerOptions) -> None:
 
 
 def main() -> None:
-    cli()
+    cmdline.run(cli, "mini-controller-manager")

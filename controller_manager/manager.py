@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import random
 import socket
 import uuid
 
@@ -19,6 +20,7 @@ from client import LeaderElector, SharedInformerFactory, new_client
 from controller_manager import registry
 from controller_manager.context import ControllerContext
 from controller_manager.controller import Controller
+from controller_manager.credentials import Credentials
 from controller_manager.health import serve
 from controller_manager.metrics import ControllerMetrics
 from controller_manager.options import ManagerOptions
@@ -34,11 +36,24 @@ async def run_controllers(ctx: ControllerContext, names: list[str]) -> None:
     ctx.informers.start()
     synced = await ctx.informers.wait_for_cache_sync()
     log.info("caches synced: %s; starting %s", synced, ", ".join(names))
-    await asyncio.gather(*(c.run() for c in controllers))
+    interval = ctx.options.controller_start_interval
+    running: list[asyncio.Task[None]] = []
+    try:
+        for i, c in enumerate(controllers):
+            if i and interval > 0:
+                # --controller-start-interval, jittered by up to 100% as kube-controller-manager does,
+                # so a restart does not hit the API server with every controller's first wave at once.
+                await asyncio.sleep(interval * (1 + random.random()))
+            running.append(asyncio.create_task(c.run(), name=f"controller-{c.name}"))
+            log.info("Started controller %r", c.name)
+        await asyncio.gather(*running)
+    finally:
+        for t in running:
+            t.cancel()
 
 
-async def run(opts: ManagerOptions) -> None:
-    names = registry.selected(opts.controllers)
+async def run(opts: ManagerOptions, credentials: Credentials | None = None) -> None:
+    names = registry.runnable(registry.selected(opts.controllers), opts)
     client = new_client(
         opts.kubeconfig or None,
         master=opts.master or None,
@@ -47,8 +62,9 @@ async def run(opts: ManagerOptions) -> None:
         user_agent="mini-controller-manager",
     )
     metrics = ControllerMetrics()
-    ctx = ControllerContext(client, SharedInformerFactory(client, backoff_max=opts.informer_backoff_max), opts, metrics)
-    health = serve(opts.port, metrics) if opts.port else None
+    factory = SharedInformerFactory(client, backoff_max=opts.informer_backoff_max)
+    ctx = ControllerContext(client, factory, opts, metrics, credentials or Credentials())
+    health = serve(opts.address, opts.port, metrics, profiling=opts.profiling) if opts.port else None
     try:
         if not opts.leader_elect:
             await run_controllers(ctx, names)

@@ -17,6 +17,16 @@ class ManagerOptions:
     kube_api_qps: float = 20.0
     kube_api_burst: int = 30
     port: int = 10252
+    address: str = "0.0.0.0"  # --address / --bind-address: where --port listens
+    profiling: bool = True  # /debug/pprof/ on --port
+    # Kubernetes prefixes cloud resources with it (the Service controller's load balancer names,
+    # the route controller's routes); mini-k8s has neither controller yet, so it is only carried
+    # in the context, ready for them.
+    cluster_name: str = "kubernetes"
+    controller_start_interval: float = 0.0  # pause (with up to 100% jitter) between controller starts
+    # the security controllers: each runs only when its file is given
+    root_ca_file: str = ""  # → root-ca-cert-publisher, and ca.crt in token Secrets
+    service_account_private_key_file: str = ""  # → serviceaccount-token
     leader_elect: bool = False
     leader_elect_lease_duration: float = 15.0
     leader_elect_renew_deadline: float = 10.0

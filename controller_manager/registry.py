@@ -29,6 +29,14 @@ CONTROLLERS: dict[str, str] = {
     "cronjob": "controller_manager.controllers.cronjob:CronJobController",
     "ttl-after-finished": "controller_manager.controllers.ttlafterfinished:TTLAfterFinishedController",
     "daemonset": "controller_manager.controllers.daemonset:DaemonSetController",
+    "serviceaccount-token": "controller_manager.controllers.serviceaccount_token:TokensController",
+    "root-ca-cert-publisher": "controller_manager.controllers.rootcacertpublisher:RootCACertPublisher",
+}
+# Controllers that need a file to do anything: without the flag they are skipped with a log line,
+# as kube-controller-manager skips serviceaccount-token when it has no private key.
+NEEDS_FLAG: dict[str, tuple[str, str]] = {
+    "serviceaccount-token": ("service_account_private_key_file", "no private key (--service-account-private-key-file)"),
+    "root-ca-cert-publisher": ("root_ca_file", "no root CA (--root-ca-file)"),
 }
 # Controllers that exist but are off unless named (kube-controller-manager has such too).
 DISABLED_BY_DEFAULT: set[str] = set()
@@ -51,8 +59,6 @@ NOT_IMPLEMENTED = {
     "pv-protection",
     "ephemeral-volume",
     "clusterrole-aggregation",
-    "root-ca-cert-publisher",
-    "serviceaccount-token",
     "endpointslice",
     "endpointslicemirroring",
     "disruption",
@@ -80,6 +86,18 @@ def selected(spec: list[str]) -> list[str]:
             else:
                 raise ValueError(f'"{item}" is not in the list of known controllers: {", ".join(CONTROLLERS)}')
     return [n for n in CONTROLLERS if n in wanted]
+
+
+def runnable(names: list[str], options: object) -> list[str]:
+    """Drop (and say so) the controllers whose required flag is empty."""
+    out = []
+    for n in names:
+        attr, what = NEEDS_FLAG.get(n, ("", ""))
+        if attr and not getattr(options, attr):
+            log.warning("controller %r is disabled because there is %s", n, what)
+            continue
+        out.append(n)
+    return out
 
 
 def load(name: str) -> type[Controller]:

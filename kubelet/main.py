@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import faulthandler
-import logging
 import signal
 import socket
 from typing import Annotated
 
 import typer
 
+from api import cmdline
 from api.duration import parse_duration
 from kubelet.config import KubeletConfig, parse_labels, parse_taints
 
@@ -72,7 +72,7 @@ def run(
 ) -> None:
     try:
         config = KubeletConfig(
-            master=master,
+            master=cmdline.server_url(master),
             kubeconfig=kubeconfig,
             node_name=(node_name or socket.gethostname()).lower(),
             nodes=max(nodes, 1),
@@ -101,9 +101,7 @@ def run(
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity <= 2 else logging.DEBUG
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("httpx").setLevel(logging.DEBUG if verbosity >= 4 else logging.WARNING)
+    # logging is set up from -v/--logtostderr/--log-dir already (api/klog.py, via cmdline.run)
     asyncio.run(_main(config))
 
 
@@ -125,4 +123,4 @@ async def _main(config: KubeletConfig) -> None:
 
 
 def main() -> None:
-    cli()
+    cmdline.run(cli, "mini-kubelet")

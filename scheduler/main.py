@@ -21,6 +21,7 @@ from typing import Annotated
 
 import typer
 
+from api import cmdline
 from api.duration import parse_duration
 from client import EventRecorder, LeaderElector, SharedInformerFactory, new_client
 from scheduler.health import serve
@@ -67,11 +68,14 @@ def run(
     ] = "5m",
     parallel_binds: Annotated[int, typer.Option("--parallel-binds", help="Bindings in flight at once.")] = 64,
     seed: Annotated[int, typer.Option("--seed", help="Seed for breaking ties between nodes; -1 = random.")] = -1,
+    profiling: Annotated[
+        bool, typer.Option("--profiling/--no-profiling", help="Serve /debug/pprof/ (task stacks) on --port.")
+    ] = True,
     verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity (0-4).")] = 0,
 ) -> None:
     try:
         options = SchedulerOptions(
-            master=master,
+            master=cmdline.server_url(master),
             kubeconfig=kubeconfig,
             kube_api_qps=kube_api_qps,
             kube_api_burst=kube_api_burst,
@@ -89,17 +93,13 @@ def run(
             pod_max_in_unschedulable_pods_duration=parse_duration(pod_max_in_unschedulable_pods_duration),
             parallel_binds=parallel_binds,
             seed=None if seed < 0 else seed,
+            profiling=profiling,
             verbosity=verbosity,
         )
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    logging.basicConfig(
-        level=logging.DEBUG if verbosity >= 4 else logging.INFO if verbosity >= 1 else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    if verbosity < 4:  # one line per request is -v=4 material
-        logging.getLogger("httpx").setLevel(logging.WARNING)
+    # logging is set up from -v/--logtostderr/--log-dir already (api/klog.py, via cmdline.run)
     sys.exit(asyncio.run(_main(options)))
 
 
@@ -139,7 +139,9 @@ async def _serve(options: SchedulerOptions) -> int:
     pods = factory.informer_for("pods", field_selector="status.phase!=Succeeded,status.phase!=Failed")
     nodes = factory.informer_for("nodes")
     scheduler.register(pods, nodes)
-    http = serve(options.port, metrics.registry, scheduler.refresh_gauges) if options.port else None
+    http = None
+    if options.port:
+        http = serve(options.port, metrics.registry, scheduler.refresh_gauges, profiling=options.profiling)
     factory.start()
     lost = False
     try:
@@ -195,4 +197,4 @@ async def _close(recorder: EventRecorder, *clients: object) -> None:
 
 def main() -> None:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    app()
+    cmdline.run(app, "mini-scheduler")

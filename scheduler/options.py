@@ -32,4 +32,5 @@ class SchedulerOptions:
     # How many bindings may be in flight at once (the binding cycle runs off the hot loop).
     parallel_binds: int = 64
     seed: int | None = None  # for reproducible tie-breaks between equally good nodes
+    profiling: bool = True  # /debug/pprof/ on --port
     verbosity: int = 0
