@@ -6,8 +6,13 @@ This is the table the docs page lists and that kubectl reads for two decisions:
 - `kubectl create/apply --validate` asks whether the server validates fields itself: it looks for
   a `fieldValidation` query parameter on the kind's PATCH operation. Finding one, kubectl leaves
   validation to the server (`fieldValidation=Strict`), as it does against Kubernetes 1.27+.
-  `kubectl apply` computes its strategic merge patch from /openapi/v3 when the PATCH operation
-  accepts `application/strategic-merge-patch+json`.
+- `kubectl apply` computes its strategic merge patch from /openapi/v3 when the v3 PATCH operation
+  lists `application/strategic-merge-patch+json`. We accept that patch type but do not list it in
+  v3 (v2 lists it): our schema keeps some sub-objects verbatim (FreeDict: `env[].valueFrom`,
+  `securityContext`, volume sources) with no fields, and kubectl's v3 patch code stops with
+  `warning: error calculating patch from openapi v3 spec: unable to find api field "fieldRef"`
+  on any nested object there. Unlisted, kubectl computes the patch from the Kubernetes types
+  compiled into it, which is exact for every built-in kind.
 
 Only parameters the server really honours are listed (see apiserver/handlers/). Paths, operation
 ids (`listCoreV1NamespacedPod`, `patchAppsV1NamespacedDeploymentScale`) and the
@@ -26,11 +31,8 @@ from apiserver.openapi.definitions import ref
 Operation = dict[str, Any]
 
 _JSON_TYPES = ("application/json", "application/yaml")
-_PATCH_TYPES = (
-    "application/json-patch+json",
-    "application/merge-patch+json",
-    "application/strategic-merge-patch+json",
-)
+_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json")  # + strategic: see above
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 
 def _query(name: str, type_: str, description: str) -> dict[str, Any]:

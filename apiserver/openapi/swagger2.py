@@ -15,6 +15,7 @@ from typing import Any
 
 from apiserver.openapi import generic
 from apiserver.openapi.definitions import REF_PREFIX
+from apiserver.openapi.paths import STRATEGIC_MERGE_PATCH
 
 _V2_PREFIX = "#/definitions/"
 
@@ -52,6 +53,8 @@ def _operation(op: dict[str, Any]) -> dict[str, Any]:
     if body:
         content = body["content"]
         out["consumes"] = list(content)
+        if op.get("x-kubernetes-action") == "patch":
+            out["consumes"].append(STRATEGIC_MERGE_PATCH)  # see paths.py for why v3 leaves it out
         first = next(iter(content.values()))
         params.append({"name": "body", "in": "body", "required": True, "schema": _schema(first["schema"])})
     if params:
