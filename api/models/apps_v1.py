@@ -16,22 +16,38 @@ from api.models.meta import BaseCondition, K8sList, LabelSelector, ObjectMeta
 
 
 class RollingUpdateDeployment(K8sModel):
+    """How fast a rolling update replaces pods: how many may be missing and how many may be extra during the update.
+    """
+
+    # Pods that may be unavailable during the update, as a number or a percentage of replicas:
     max_unavailable: IntOrString | None = None  # 1 or "25%" (default 25%)
+    # Pods that may be created above the desired replicas during the update, as a number or a percentage:
     max_surge: IntOrString | None = None  # 1 or "25%" (default 25%)
 
 
 class DeploymentStrategy(K8sModel):
+    """How a Deployment replaces old pods with new ones when its template changes."""
+
     type: str | None = None  # RollingUpdate (default) or Recreate
+    # Settings of the RollingUpdate strategy; only allowed when type is RollingUpdate.
     rolling_update: RollingUpdateDeployment | None = None
 
 
 class DeploymentSpec(K8sModel):
+    """The desired state of a Deployment: a pod template, how many copies, and how to roll out changes."""
+
+    # How many pods to run (default 1).
     replicas: int | None = None
+    # Which pods belong to this Deployment; it must match the template's labels and cannot be changed.
     selector: LabelSelector | None = None
+    # The pod to run. Changing it starts a rollout to a new ReplicaSet.
     template: PodTemplateSpec | None = None
+    # How to replace old pods with new ones.
     strategy: DeploymentStrategy | None = None
+    # Seconds a new pod must be ready before it counts as available (default 0).
     min_ready_seconds: int | None = None
     revision_history_limit: int | None = None  # old ReplicaSets kept for rollback (default 10)
+    # While true, template changes do not start a rollout.
     paused: bool | None = None
     progress_deadline_seconds: int | None = None  # default 600
 
@@ -41,18 +57,26 @@ class DeploymentCondition(BaseCondition):
 
 
 class DeploymentStatus(K8sModel):
+    """The observed state of a Deployment, as the deployment controller last saw it."""
+
     observed_generation: Int64 | None = None  # the spec generation this status describes
+    # Pods owned by this Deployment's ReplicaSets.
     replicas: int | None = None
     updated_replicas: int | None = None  # pods with the current template
+    # Pods that pass their readiness checks.
     ready_replicas: int | None = None
     available_replicas: int | None = None  # ready for at least minReadySeconds
     unavailable_replicas: int | None = None
     terminating_replicas: int | None = None
+    # The latest observations: Available, Progressing, ReplicaFailure.
     conditions: list[DeploymentCondition] | None = None
     collision_count: int | None = None  # salts the pod-template-hash after a name collision
 
 
 class Deployment(K8sModel):
+    """A Deployment keeps a number of identical pods running and rolls out changes to their template by moving
+    replicas from an old ReplicaSet to a new one."""
+
     api_version: str | None = "apps/v1"
     kind: str | None = "Deployment"
     metadata: ObjectMeta | None = None
@@ -64,9 +88,15 @@ class Deployment(K8sModel):
 
 
 class ReplicaSetSpec(K8sModel):
+    """The desired state of a ReplicaSet: how many pods, which pods count, and the template of new ones."""
+
+    # How many pods to run (default 1).
     replicas: int | None = None
+    # Seconds a new pod must be ready before it counts as available (default 0).
     min_ready_seconds: int | None = None
+    # Which pods count as replicas; must match the template's labels.
     selector: LabelSelector | None = None
+    # The pod created when there are too few replicas.
     template: PodTemplateSpec | None = None
 
 
@@ -75,9 +105,14 @@ class ReplicaSetCondition(BaseCondition):
 
 
 class ReplicaSetStatus(K8sModel):
+    """The observed state of a ReplicaSet."""
+
+    # The number of pods the selector matches.
     replicas: int | None = None
     fully_labeled_replicas: int | None = None
+    # Pods that pass their readiness checks.
     ready_replicas: int | None = None
+    # Pods ready for at least minReadySeconds.
     available_replicas: int | None = None
     terminating_replicas: int | None = None
     observed_generation: Int64 | None = None
@@ -85,6 +120,9 @@ class ReplicaSetStatus(K8sModel):
 
 
 class ReplicaSet(K8sModel):
+    """A ReplicaSet keeps a number of pods matching its selector running, creating pods from its template and
+    deleting extra ones. Deployments manage ReplicaSets; you rarely create one directly."""
+
     api_version: str | None = "apps/v1"
     kind: str | None = "ReplicaSet"
     metadata: ObjectMeta | None = None

@@ -98,6 +98,9 @@ class NodeStatus(K8sModel):
 
 
 class Node(K8sModel):
+    """A Node is a machine that runs pods. Its kubelet registers it, reports its capacity and conditions, and renews
+    its Lease as a heartbeat."""
+
     api_version: str | None = "v1"
     kind: str | None = "Node"
     metadata: ObjectMeta | None = None
@@ -122,6 +125,8 @@ class NamespaceStatus(K8sModel):
 
 
 class Namespace(K8sModel):
+    """A Namespace groups objects and scopes their names. Deleting it deletes everything in it."""
+
     api_version: str | None = "v1"
     kind: str | None = "Namespace"
     metadata: ObjectMeta | None = None
@@ -133,7 +138,11 @@ class Namespace(K8sModel):
 
 
 class ServicePort(K8sModel):
+    """One port a Service exposes, and the pod port its traffic goes to."""
+
+    # The port's name; required when a Service has several ports.
     name: str | None = None
+    # TCP (default), UDP or SCTP.
     protocol: str | None = None
     app_protocol: str | None = None
     port: int | None = None  # the Service's own port
@@ -142,15 +151,21 @@ class ServicePort(K8sModel):
 
 
 class ServiceSpec(K8sModel):
+    """The desired state of a Service: which pods back it, on which ports, and how it is exposed."""
+
+    # The ports the Service exposes.
     ports: list[ServicePort] | None = None
+    # Pods with these labels receive the Service's traffic; without a selector, Endpoints are managed by hand.
     selector: dict[str, str] | None = None  # equality-only, unlike workload selectors
     cluster_ip: str | None = None  # wire: clusterIP; "None" makes a headless service
     cluster_ips: list[str] | None = None  # wire: clusterIPs
     type: str | None = None  # ClusterIP (default), NodePort, LoadBalancer, ExternalName
     external_ips: list[str] | None = None  # wire: externalIPs
+    # ClientIP sends a client's connections to the same pod; None (default) does not.
     session_affinity: str | None = None
     load_balancer_ip: str | None = None  # wire: loadBalancerIP
     load_balancer_source_ranges: list[str] | None = None
+    # For type ExternalName: the DNS name the Service points to.
     external_name: str | None = None
     external_traffic_policy: str | None = None
     health_check_node_port: int | None = None
@@ -181,6 +196,9 @@ class ServiceStatus(K8sModel):
 
 
 class Service(K8sModel):
+    """A Service gives a set of pods, chosen by a label selector, one stable virtual IP and DNS name, and spreads
+    connections over the ready ones."""
+
     api_version: str | None = "v1"
     kind: str | None = "Service"
     metadata: ObjectMeta | None = None
@@ -256,15 +274,21 @@ class Event(K8sModel):
 
 
 class ConfigMap(K8sModel):
+    """A ConfigMap holds configuration as key/value pairs that pods use as environment variables, command arguments
+    or files."""
+
     api_version: str | None = "v1"
     kind: str | None = "ConfigMap"
     metadata: ObjectMeta | None = None
     immutable: bool | None = None
+    # The configuration: keys and UTF-8 string values.
     data: dict[str, str] | None = None
     binary_data: dict[str, str] | None = None  # base64
 
 
 class Secret(K8sModel):
+    """A Secret holds a small amount of sensitive data (passwords, tokens, keys), base64-encoded, for pods to use."""
+
     api_version: str | None = "v1"
     kind: str | None = "Secret"
     metadata: ObjectMeta | None = None
@@ -275,6 +299,8 @@ class Secret(K8sModel):
 
 
 class ServiceAccount(K8sModel):
+    """A ServiceAccount is the identity processes in a pod run as when they talk to the API server."""
+
     api_version: str | None = "v1"
     kind: str | None = "ServiceAccount"
     metadata: ObjectMeta | None = None
@@ -287,9 +313,15 @@ class ServiceAccount(K8sModel):
 
 
 class ReplicationControllerSpec(K8sModel):
+    """The desired state of a ReplicationController: how many pods, which pods count, and the template of new ones.
+    """
+
+    # How many pods to run (default 1).
     replicas: int | None = None
+    # Seconds a new pod must be ready before it counts as available (default 0).
     min_ready_seconds: int | None = None
     selector: dict[str, str] | None = None  # equality-only map (Deployments use LabelSelector)
+    # The pod created when there are too few replicas; its labels must match the selector.
     template: PodTemplateSpec | None = None
 
 
@@ -298,15 +330,23 @@ class ReplicationControllerCondition(BaseCondition):
 
 
 class ReplicationControllerStatus(K8sModel):
+    """The observed state of a ReplicationController."""
+
+    # The number of pods the selector matches.
     replicas: int | None = None
     fully_labeled_replicas: int | None = None
+    # Pods that pass their readiness checks.
     ready_replicas: int | None = None
+    # Pods ready for at least minReadySeconds.
     available_replicas: int | None = None
     observed_generation: Int64 | None = None
     conditions: list[ReplicationControllerCondition] | None = None
 
 
 class ReplicationController(K8sModel):
+    """A ReplicationController keeps a number of pods matching its selector running: it creates pods from its
+    template when there are too few and deletes some when there are too many. ReplicaSet is its successor."""
+
     api_version: str | None = "v1"
     kind: str | None = "ReplicationController"
     metadata: ObjectMeta | None = None

@@ -20,16 +20,28 @@ from api.models.meta import BaseCondition, K8sList, LabelSelector, ObjectMeta
 
 
 class ContainerPort(K8sModel):
+    """A network port a container listens on. Listing it is informational (the container can listen on others), but a
+    named port can be a Service's targetPort."""
+
+    # A name for the port, unique in the pod (at most 15 characters); Services can refer to it as their targetPort.
     name: str | None = None
+    # Also expose the port on the node's IP at this number; a pod with a hostPort fits only nodes where that port is
+    # free.
     host_port: int | None = None
+    # The port number the container listens on, on the pod's IP (1-65535).
     container_port: int | None = None
     protocol: str | None = None  # TCP (default), UDP, SCTP
     host_ip: str | None = None  # wire: hostIP
 
 
 class EnvVar(K8sModel):
+    """One environment variable for a container: a literal value, or a value taken from elsewhere (a field of the
+    pod, a ConfigMap, a Secret)."""
+
+    # The variable's name.
     name: str | None = None
     value: str | None = None  # must be a string on the wire: quote numbers in YAML
+    # Where the value comes from instead of `value`: fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef.
     value_from: FreeDict | None = None  # fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef
 
 
@@ -40,15 +52,23 @@ class EnvFromSource(K8sModel):
 
 
 class ResourceRequirements(K8sModel):
+    """Compute resources of a container: requests (what the scheduler reserves) and limits (the most it may use)."""
+
     limits: ResourceList | None = None  # the most a container may use
     requests: ResourceList | None = None  # what the scheduler reserves on the node
     claims: list[FreeDict] | None = None
 
 
 class VolumeMount(K8sModel):
+    """Where one of the pod's volumes appears in a container's filesystem."""
+
+    # The name of a volume in the pod's spec.volumes.
     name: str | None = None
+    # Mount the volume read-only (default false).
     read_only: bool | None = None
+    # The path in the container where the volume appears; must not contain ':'.
     mount_path: str | None = None
+    # Mount only this path inside the volume instead of its root.
     sub_path: str | None = None
     mount_propagation: str | None = None
     sub_path_expr: str | None = None
@@ -75,39 +95,62 @@ class TCPSocketAction(K8sModel):
 class Probe(K8sModel):
     """Liveness (restart when failing), readiness (out of Endpoints), startup (gates the others)."""
 
+    # Run a command in the container; exit code 0 means healthy.
     exec: ExecAction | None = None
+    # Send an HTTP GET; a status from 200 to 399 means healthy.
     http_get: HTTPGetAction | None = None
+    # Open a TCP connection; success means healthy.
     tcp_socket: TCPSocketAction | None = None
     grpc: FreeDict | None = None
+    # Seconds after the container starts before the first probe.
     initial_delay_seconds: int | None = None
+    # Seconds a probe may take before it counts as failed (default 1).
     timeout_seconds: int | None = None
+    # Seconds between probes (default 10).
     period_seconds: int | None = None
+    # Consecutive successes that make a failing container healthy again (default 1).
     success_threshold: int | None = None
+    # Consecutive failures that make a container unhealthy (default 3).
     failure_threshold: int | None = None
     termination_grace_period_seconds: Int64 | None = None
 
 
 class Container(K8sModel):
+    """One container of a pod: an image, the command it runs, and its ports, environment, resources, volume mounts
+    and health probes."""
+
+    # The container's name, unique in the pod (a DNS label). Cannot be changed.
     name: str | None = None
+    # The container image to run, e.g. nginx:1.25.
     image: str | None = None
     command: list[str] | None = None  # replaces the image's ENTRYPOINT
     args: list[str] | None = None  # replaces the image's CMD
+    # The working directory of the command; the image's default if empty.
     working_dir: str | None = None
+    # The ports the container listens on. Informational, but a named port can be a Service's targetPort.
     ports: list[ContainerPort] | None = None
+    # Sources whose keys all become environment variables (ConfigMaps, Secrets).
     env_from: list[EnvFromSource] | None = None
+    # Environment variables to set in the container.
     env: list[EnvVar] | None = None
+    # CPU and memory this container requests and is limited to.
     resources: ResourceRequirements | None = None
     resize_policy: list[FreeDict] | None = None
     restart_policy: str | None = None  # only "Always", on init containers (sidecars)
+    # The pod's volumes to mount into this container's filesystem.
     volume_mounts: list[VolumeMount] | None = None
     volume_devices: list[FreeDict] | None = None
+    # Checks that the container is alive; the kubelet restarts it when the probe fails.
     liveness_probe: Probe | None = None
+    # Checks that the container can serve; a pod that is not ready is left out of Service endpoints.
     readiness_probe: Probe | None = None
+    # Checks that the container has started; the other probes wait until it succeeds.
     startup_probe: Probe | None = None
     lifecycle: FreeDict | None = None
     termination_message_path: str | None = None
     termination_message_policy: str | None = None
     image_pull_policy: str | None = None  # Always, IfNotPresent, Never
+    # Security options of the container (user, capabilities, privileges), kept as given.
     security_context: FreeDict | None = None
     stdin: bool | None = None
     stdin_once: bool | None = None
@@ -117,6 +160,7 @@ class Container(K8sModel):
 class Volume(K8sModel):
     """A name plus exactly one source. The common sources are listed; others stay as extras."""
 
+    # The volume's name, unique in the pod; containers mount it by this name.
     name: str | None = None
     empty_dir: FreeDict | None = None
     host_path: FreeDict | None = None
@@ -188,6 +232,8 @@ class Affinity(K8sModel):
 
 
 class Toleration(K8sModel):
+    """Lets a pod run on (or stay on) a node with a matching taint."""
+
     key: str | None = None
     operator: str | None = None  # Equal (default) or Exists
     value: str | None = None
@@ -211,15 +257,24 @@ class LocalObjectReference(K8sModel):
 
 
 class PodSpec(K8sModel):
+    """The desired state of a pod: its containers, volumes, and where and how it may run."""
+
+    # Volumes the pod's containers can mount.
     volumes: list[Volume] | None = None
+    # Containers that run to completion, one after another, before the app containers start.
     init_containers: list[Container] | None = None
+    # The pod's containers. There must be at least one; a pod's containers cannot be added or removed later.
     containers: list[Container] | None = None
     ephemeral_containers: list[FreeDict] | None = None
     restart_policy: str | None = None  # Always (default), OnFailure, Never
+    # Seconds the pod gets to shut down after a delete, before its containers are killed (default 30).
     termination_grace_period_seconds: Int64 | None = None
+    # Seconds the pod may run before the kubelet fails it.
     active_deadline_seconds: Int64 | None = None
     dns_policy: str | None = None
+    # Labels a node must have for the pod to be scheduled there.
     node_selector: dict[str, str] | None = None
+    # The ServiceAccount the pod runs as (default: "default").
     service_account_name: str | None = None
     service_account: str | None = None  # deprecated alias of serviceAccountName
     automount_service_account_token: bool | None = None
@@ -230,13 +285,18 @@ class PodSpec(K8sModel):
     share_process_namespace: bool | None = None
     security_context: FreeDict | None = None
     image_pull_secrets: list[LocalObjectReference] | None = None
+    # The pod's hostname; the pod name if empty.
     hostname: str | None = None
     subdomain: str | None = None
+    # Scheduling rules by node labels (nodeAffinity) and by other pods (podAffinity, podAntiAffinity).
     affinity: Affinity | None = None
+    # The scheduler that places this pod (default: default-scheduler).
     scheduler_name: str | None = None
+    # Taints this pod tolerates, so it may run on nodes that carry them.
     tolerations: list[Toleration] | None = None
     host_aliases: list[FreeDict] | None = None
     priority_class_name: str | None = None
+    # The pod's priority, resolved from priorityClassName by admission.
     priority: int | None = None
     dns_config: FreeDict | None = None
     readiness_gates: list[FreeDict] | None = None
@@ -244,6 +304,7 @@ class PodSpec(K8sModel):
     enable_service_links: bool | None = None
     preemption_policy: str | None = None
     overhead: ResourceList | None = None
+    # How the pod's replicas spread over zones, nodes or other topology domains.
     topology_spread_constraints: list[TopologySpreadConstraint] | None = None
     set_hostname_as_fqdn: bool | None = Field(default=None, alias="setHostnameAsFQDN")  # "FQDN": no rule
     os: FreeDict | None = None
@@ -256,7 +317,9 @@ class PodSpec(K8sModel):
 class PodTemplateSpec(K8sModel):
     """The pod a controller stamps out: metadata (labels!) and spec, no status."""
 
+    # Metadata of the pods created from this template; the labels must match the owner's selector.
     metadata: ObjectMeta | None = None
+    # The spec of the pods created from this template.
     spec: PodSpec | None = None
 
 
@@ -291,11 +354,18 @@ class ContainerState(K8sModel):
 
 
 class ContainerStatus(K8sModel):
+    """What the kubelet reports about one container: its state, readiness and restarts."""
+
+    # The container's name, as in the spec.
     name: str | None = None
+    # What the container is doing now.
     state: ContainerState | None = None
     last_state: ContainerState | None = None  # the previous run, after a restart
+    # Whether the container passes its readiness probe.
     ready: bool | None = None
+    # How many times the container has been restarted.
     restart_count: int | None = None
+    # The image the container runs.
     image: str | None = None
     image_id: str | None = None  # wire: imageID
     container_id: str | None = None  # wire: containerID
@@ -317,6 +387,8 @@ class HostIP(K8sModel):
 
 
 class PodStatus(K8sModel):
+    """The pod's state as the kubelet last reported it."""
+
     phase: str | None = None  # Pending, Running, Succeeded, Failed, Unknown
     conditions: list[PodCondition] | None = None  # PodScheduled, Initialized, ContainersReady, Ready
     message: str | None = None
@@ -326,8 +398,11 @@ class PodStatus(K8sModel):
     host_ips: list[HostIP] | None = None  # wire: hostIPs
     pod_ip: str | None = None  # wire: podIP
     pod_ips: list[PodIP] | None = None  # wire: podIPs
+    # When the kubelet accepted the pod, before its images were pulled.
     start_time: Time | None = None
+    # One entry per init container.
     init_container_statuses: list[ContainerStatus] | None = None
+    # One entry per app container, as the kubelet last saw it.
     container_statuses: list[ContainerStatus] | None = None
     ephemeral_container_statuses: list[ContainerStatus] | None = None
     qos_class: str | None = None  # Guaranteed, Burstable, BestEffort
@@ -336,6 +411,9 @@ class PodStatus(K8sModel):
 
 
 class Pod(K8sModel):
+    """A Pod is a group of containers that run together on one node, share a network address and can share volumes.
+    It is the smallest thing Kubernetes schedules; controllers create pods from their templates."""
+
     api_version: str | None = "v1"
     kind: str | None = "Pod"
     metadata: ObjectMeta | None = None

@@ -39,9 +39,13 @@ __all__ = [
 class OwnerReference(K8sModel):
     """"This object belongs to that one": what the garbage collector follows."""
 
+    # The owner's apiVersion.
     api_version: str | None = None
+    # The owner's kind.
     kind: str | None = None
+    # The owner's name.
     name: str | None = None
+    # The owner's uid; a new object with the same name is not the owner.
     uid: str | None = None
     controller: bool | None = None  # at most one owner is *the* controller
     block_owner_deletion: bool | None = None  # foreground deletion waits for this dependent
@@ -60,24 +64,42 @@ class ManagedFieldsEntry(K8sModel):
 
 
 class ObjectMeta(K8sModel):
+    """Metadata every stored object carries: its identity (name, namespace, uid), its labels and annotations, and the
+    fields the API server and controllers keep (resourceVersion, generation, ownerReferences, finalizers,
+    deletionTimestamp)."""
+
+    # The object's name, unique among objects of its kind in its namespace. Cannot be changed.
     name: str | None = None
     generate_name: str | None = None  # prefix; the server appends 5 random characters
+    # The namespace the object lives in; empty for cluster-scoped kinds. Cannot be changed.
     namespace: str | None = None
+    # Deprecated and not set.
     self_link: str | None = None
+    # A unique id the server assigns at creation; a re-created object with the same name gets a new one.
     uid: str | None = None
     resource_version: str | None = None  # opaque string: storage revision of the last write
     generation: Int64 | None = None  # bumped by the server when the spec changes
+    # When the server created the object. Set by the server, read-only.
     creation_timestamp: Time | None = None
     deletion_timestamp: Time | None = None  # set = "being deleted, waiting for finalizers"
+    # The grace period of the pending deletion, in seconds.
     deletion_grace_period_seconds: Int64 | None = None
+    # Key/value pairs to select and group objects by (`kubectl get -l app=web`); selectors match them.
     labels: dict[str, str] | None = None
+    # Key/value pairs for tools and people; not used for selection.
     annotations: dict[str, str] | None = None
+    # The objects this one belongs to. The garbage collector deletes this object when all its owners are gone.
     owner_references: list[OwnerReference] | None = None
+    # Names of parties that must clean up before the object is deleted. A delete only sets deletionTimestamp until
+    # this list is empty.
     finalizers: list[str] | None = None
+    # Which manager wrote which fields (server-side apply bookkeeping).
     managed_fields: list[ManagedFieldsEntry] | None = None
 
 
 class ListMeta(K8sModel):
+    """Metadata of a list response."""
+
     self_link: str | None = None
     resource_version: str | None = None  # the revision the list was read at: watch from here
     continue_: str | None = None  # wire name "continue" (a Python keyword); next page token
@@ -97,15 +119,21 @@ class K8sList(K8sModel, Generic[T]):
 
 
 class LabelSelectorRequirement(K8sModel):
+    """One rule of a set-based selector: a label key, an operator and values."""
+
+    # The label key the rule is about.
     key: str | None = None
     operator: str | None = None  # In, NotIn, Exists, DoesNotExist
+    # The values for In and NotIn; empty for Exists and DoesNotExist.
     values: list[str] | None = None
 
 
 class LabelSelector(K8sModel):
     """Set-based selector: every matchLabels pair AND every matchExpressions requirement."""
 
+    # Labels an object must have, with exactly these values.
     match_labels: dict[str, str] | None = None
+    # Set-based rules an object's labels must satisfy.
     match_expressions: list[LabelSelectorRequirement] | None = None
 
 

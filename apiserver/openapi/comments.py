@@ -1,14 +1,20 @@
-"""Field descriptions, read from the comment that ends a field's line in api/models.
+"""Field descriptions, read from the comments on a field's lines in api/models.
 
 The models already explain many fields the way a reader needs it, in a trailing comment:
 
     restart_policy: str | None = None  # Always (default), OnFailure, Never
 
-Those comments are the descriptions `kubectl explain` shows. We read them from the source at
-generation time instead of moving them into `Field(description=...)`: the model files stay as
-readable as they are (one line per field), and one mechanism covers every field. A field without
-a comment gets no description unless `generic.py` knows the field by its role (apiVersion, kind,
-metadata, spec, status, items).
+and a longer explanation goes in comment lines directly above the field, as Go doc comments do
+in k8s.io/api:
+
+    # Pods to run at once; the Job never runs more than are still needed to finish.
+    parallelism: int | None = None
+
+Both are the description `kubectl explain` shows (the lines above first). We read them from the
+source at generation time instead of moving them into `Field(description=...)`: the model files
+stay as readable as they are (one line per field), and one mechanism covers every field. A
+field without a comment gets no description unless `generic.py` knows the field by its role
+(apiVersion, kind, metadata, spec, status, items).
 
 Parts of a comment that talk to the programmer, not the API user, are dropped: the wire-name
 reminders (`wire: hostIP`), linter pragmas, and notes that only explain an alias.
@@ -59,17 +65,28 @@ def _module_comments(module_name: str) -> dict[tuple[str, str], str]:
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == tokenize.COMMENT:
             by_line[token.start[0]] = token.string
+    lines = source.splitlines()
     found: dict[tuple[str, str], str] = {}
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.ClassDef):
             continue
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                comment = by_line.get(stmt.end_lineno or stmt.lineno)
-                text = _clean(comment) if comment else ""
+                above: list[str] = []
+                index = stmt.lineno - 2  # the line above, 0-based
+                while index >= 0 and lines[index].lstrip().startswith("#"):
+                    above.insert(0, lines[index].strip().lstrip("#").strip())
+                    index -= 1
+                trailing = by_line.get(stmt.end_lineno or stmt.lineno)
+                parts = [_clean(" ".join(above)) if above else "", _clean(trailing) if trailing else ""]
+                text = " ".join(_sentence(p) for p in parts if p) if all(parts) else "".join(parts)
                 if text:
                     found[(node.name, stmt.target.id)] = text
     return found
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?", ")", ":")) else text + "."
 
 
 def field_comment(cls: type, attribute: str) -> str:
