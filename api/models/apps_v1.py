@@ -66,7 +66,9 @@ class DeploymentStatus(K8sModel):
     # Pods that pass their readiness checks.
     ready_replicas: int | None = None
     available_replicas: int | None = None  # ready for at least minReadySeconds
+    # Pods still needed before the Deployment has all its replicas available.
     unavailable_replicas: int | None = None
+    # Pods of this Deployment that are shutting down.
     terminating_replicas: int | None = None
     # The latest observations: Available, Progressing, ReplicaFailure.
     conditions: list[DeploymentCondition] | None = None

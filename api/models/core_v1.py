@@ -144,6 +144,7 @@ class ServicePort(K8sModel):
     name: str | None = None
     # TCP (default), UDP or SCTP.
     protocol: str | None = None
+    # The application protocol of the port, a hint for proxies (e.g. http, kubernetes.io/h2c).
     app_protocol: str | None = None
     port: int | None = None  # the Service's own port
     target_port: IntOrString | None = None  # the pod's port: a number or a named containerPort
@@ -158,24 +159,38 @@ class ServiceSpec(K8sModel):
     # Pods with these labels receive the Service's traffic; without a selector, Endpoints are managed by hand.
     selector: dict[str, str] | None = None  # equality-only, unlike workload selectors
     cluster_ip: str | None = None  # wire: clusterIP; "None" makes a headless service
+    # The Service's virtual IPs, one per address family; the first equals clusterIP.
     cluster_ips: list[str] | None = None  # wire: clusterIPs
     type: str | None = None  # ClusterIP (default), NodePort, LoadBalancer, ExternalName
+    # Extra IPs, not managed by Kubernetes, on which nodes accept the Service's traffic.
     external_ips: list[str] | None = None  # wire: externalIPs
     # ClientIP sends a client's connections to the same pod; None (default) does not.
     session_affinity: str | None = None
+    # Deprecated: the IP a LoadBalancer Service asks for.
     load_balancer_ip: str | None = None  # wire: loadBalancerIP
+    # Client CIDRs a LoadBalancer accepts; everything else is refused.
     load_balancer_source_ranges: list[str] | None = None
     # For type ExternalName: the DNS name the Service points to.
     external_name: str | None = None
+    # Cluster (default) spreads outside traffic over all endpoints; Local keeps it on the receiving node.
     external_traffic_policy: str | None = None
+    # The node port a load balancer checks when externalTrafficPolicy is Local.
     health_check_node_port: int | None = None
+    # Include pods that are not ready in the Service's endpoints and DNS.
     publish_not_ready_addresses: bool | None = None
+    # Settings of session affinity (the ClientIP timeout).
     session_affinity_config: FreeDict | None = None
+    # The address families of the Service's IPs: IPv4, IPv6 or both.
     ip_families: list[str] | None = None
+    # SingleStack (default), PreferDualStack or RequireDualStack.
     ip_family_policy: str | None = None
+    # Whether a LoadBalancer Service also gets node ports (default true).
     allocate_load_balancer_node_ports: bool | None = None
+    # Which load balancer implementation handles a LoadBalancer Service.
     load_balancer_class: str | None = None
+    # Cluster (default) or Local: whether in-cluster traffic may leave the node.
     internal_traffic_policy: str | None = None
+    # A preference for how traffic reaches endpoints, e.g. PreferClose.
     traffic_distribution: str | None = None
 
 

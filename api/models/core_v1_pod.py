@@ -135,10 +135,12 @@ class Container(K8sModel):
     env: list[EnvVar] | None = None
     # CPU and memory this container requests and is limited to.
     resources: ResourceRequirements | None = None
+    # Whether changing the container's resources in place needs a restart; kept as given.
     resize_policy: list[FreeDict] | None = None
     restart_policy: str | None = None  # only "Always", on init containers (sidecars)
     # The pod's volumes to mount into this container's filesystem.
     volume_mounts: list[VolumeMount] | None = None
+    # Raw block volumes the container uses as devices; kept as given.
     volume_devices: list[FreeDict] | None = None
     # Checks that the container is alive; the kubelet restarts it when the probe fails.
     liveness_probe: Probe | None = None
@@ -146,14 +148,20 @@ class Container(K8sModel):
     readiness_probe: Probe | None = None
     # Checks that the container has started; the other probes wait until it succeeds.
     startup_probe: Probe | None = None
+    # Actions the kubelet runs right after the container starts (postStart) and before it stops (preStop).
     lifecycle: FreeDict | None = None
+    # The file whose contents become the container's termination message (default /dev/termination-log).
     termination_message_path: str | None = None
+    # File (default) or FallbackToLogsOnError: where the termination message comes from.
     termination_message_policy: str | None = None
     image_pull_policy: str | None = None  # Always, IfNotPresent, Never
     # Security options of the container (user, capabilities, privileges), kept as given.
     security_context: FreeDict | None = None
+    # Keep a stdin buffer open for the container (kubectl attach).
     stdin: bool | None = None
+    # Close stdin after the first attached client disconnects.
     stdin_once: bool | None = None
+    # Give the container a terminal; needs stdin.
     tty: bool | None = None
 
 
@@ -265,28 +273,38 @@ class PodSpec(K8sModel):
     init_containers: list[Container] | None = None
     # The pod's containers. There must be at least one; a pod's containers cannot be added or removed later.
     containers: list[Container] | None = None
+    # Debugging containers added to a running pod (kubectl debug); kept as given.
     ephemeral_containers: list[FreeDict] | None = None
     restart_policy: str | None = None  # Always (default), OnFailure, Never
     # Seconds the pod gets to shut down after a delete, before its containers are killed (default 30).
     termination_grace_period_seconds: Int64 | None = None
     # Seconds the pod may run before the kubelet fails it.
     active_deadline_seconds: Int64 | None = None
+    # How the pod resolves names: ClusterFirst (default), ClusterFirstWithHostNet, Default or None.
     dns_policy: str | None = None
     # Labels a node must have for the pod to be scheduled there.
     node_selector: dict[str, str] | None = None
     # The ServiceAccount the pod runs as (default: "default").
     service_account_name: str | None = None
     service_account: str | None = None  # deprecated alias of serviceAccountName
+    # Whether the ServiceAccount's API token is mounted into the containers.
     automount_service_account_token: bool | None = None
     node_name: str | None = None  # set by the scheduler (through pods/binding)
+    # Use the node's network namespace: the pod gets the node's IP and ports.
     host_network: bool | None = None
+    # Use the node's process namespace.
     host_pid: bool | None = None  # wire: hostPID
+    # Use the node's IPC namespace.
     host_ipc: bool | None = None  # wire: hostIPC
+    # Let the pod's containers see each other's processes.
     share_process_namespace: bool | None = None
+    # Security options for all containers of the pod (user, group, fsGroup, sysctls), kept as given.
     security_context: FreeDict | None = None
+    # Secrets holding registry credentials for pulling the images.
     image_pull_secrets: list[LocalObjectReference] | None = None
     # The pod's hostname; the pod name if empty.
     hostname: str | None = None
+    # With hostname, gives the pod the DNS name <hostname>.<subdomain>.<namespace>.svc.
     subdomain: str | None = None
     # Scheduling rules by node labels (nodeAffinity) and by other pods (podAffinity, podAntiAffinity).
     affinity: Affinity | None = None
@@ -294,22 +312,35 @@ class PodSpec(K8sModel):
     scheduler_name: str | None = None
     # Taints this pod tolerates, so it may run on nodes that carry them.
     tolerations: list[Toleration] | None = None
+    # Extra entries for the pod's /etc/hosts.
     host_aliases: list[FreeDict] | None = None
+    # The PriorityClass whose value becomes the pod's priority.
     priority_class_name: str | None = None
     # The pod's priority, resolved from priorityClassName by admission.
     priority: int | None = None
+    # Extra DNS settings (nameservers, searches, options) merged into the pod's resolv.conf.
     dns_config: FreeDict | None = None
+    # Extra conditions that must be True before the pod counts as ready.
     readiness_gates: list[FreeDict] | None = None
+    # The RuntimeClass that chooses the container runtime handler.
     runtime_class_name: str | None = None
+    # Whether Services of the namespace are announced as environment variables (default true).
     enable_service_links: bool | None = None
+    # Whether this pod may preempt lower-priority pods: PreemptLowerPriority (default) or Never.
     preemption_policy: str | None = None
+    # Resources the pod's sandbox uses on top of its containers, set from its RuntimeClass.
     overhead: ResourceList | None = None
     # How the pod's replicas spread over zones, nodes or other topology domains.
     topology_spread_constraints: list[TopologySpreadConstraint] | None = None
+    # Use the fully qualified domain name as the pod's hostname.
     set_hostname_as_fqdn: bool | None = Field(default=None, alias="setHostnameAsFQDN")  # "FQDN": no rule
+    # The operating system the pod needs (linux or windows).
     os: FreeDict | None = None
+    # Whether the pod runs in the node's user namespace (default true).
     host_users: bool | None = None
+    # While any gate is listed, the scheduler leaves the pod alone.
     scheduling_gates: list[FreeDict] | None = None
+    # Dynamically allocated resources (devices) the pod's containers may use; kept as given.
     resource_claims: list[FreeDict] | None = None
 
 
@@ -391,12 +422,18 @@ class PodStatus(K8sModel):
 
     phase: str | None = None  # Pending, Running, Succeeded, Failed, Unknown
     conditions: list[PodCondition] | None = None  # PodScheduled, Initialized, ContainersReady, Ready
+    # A human-readable explanation of the pod's state.
     message: str | None = None
     reason: str | None = None  # e.g. Evicted
+    # The node the scheduler has freed room on by preemption; the pod may yet land elsewhere.
     nominated_node_name: str | None = None
+    # The IP of the node the pod runs on.
     host_ip: str | None = None  # wire: hostIP
+    # The IPs of the node the pod runs on, one per address family.
     host_ips: list[HostIP] | None = None  # wire: hostIPs
+    # The pod's IP address, once it has one.
     pod_ip: str | None = None  # wire: podIP
+    # The pod's IP addresses, one per address family.
     pod_ips: list[PodIP] | None = None  # wire: podIPs
     # When the kubelet accepted the pod, before its images were pulled.
     start_time: Time | None = None
@@ -404,9 +441,12 @@ class PodStatus(K8sModel):
     init_container_statuses: list[ContainerStatus] | None = None
     # One entry per app container, as the kubelet last saw it.
     container_statuses: list[ContainerStatus] | None = None
+    # One entry per ephemeral container.
     ephemeral_container_statuses: list[ContainerStatus] | None = None
     qos_class: str | None = None  # Guaranteed, Burstable, BestEffort
+    # The state of an in-place resize of the containers' resources.
     resize: str | None = None
+    # The pod generation this status describes.
     observed_generation: Int64 | None = None
 
 

@@ -30,7 +30,7 @@ def role_description(field: str, owner: str, top_level: bool, is_list: bool) -> 
     if field == "spec":
         return f"The desired state of this {kind}, written by its user; controllers work to make the world match it."
     if field == "status":
-        return f"The observed state of this {kind}, written by the system. Read-only for users; may lag behind the spec."
+        return f"The observed state of this {kind}, written by the system. Read-only for users; may lag the spec."
     if field == "items" and is_list:
         return f"The {kind} objects in this list."
     return ""
