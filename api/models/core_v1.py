@@ -158,6 +158,7 @@ class ServiceSpec(K8sModel):
     ports: list[ServicePort] | None = None
     # Pods with these labels receive the Service's traffic; without a selector, Endpoints are managed by hand.
     selector: dict[str, str] | None = None  # equality-only, unlike workload selectors
+    # The Service's virtual IP, allocated from the service IP range unless given.
     cluster_ip: str | None = None  # wire: clusterIP; "None" makes a headless service
     # The Service's virtual IPs, one per address family; the first equals clusterIP.
     cluster_ips: list[str] | None = None  # wire: clusterIPs

@@ -12,10 +12,15 @@ from api.models.meta import K8sList, LabelSelector, ObjectMeta
 
 
 class PolicyRule(K8sModel):
+    """One permission: these verbs on these resources (or non-resource URLs) in these API groups."""
+
+    # The verbs allowed: get, list, watch, create, update, patch, delete, or * for all.
     verbs: list[str] | None = None
     api_groups: list[str] | None = None  # "" is the core group
     resources: list[str] | None = None  # "pods", "pods/log", "*"
+    # Limits the rule to objects with these names.
     resource_names: list[str] | None = None
+    # URL paths that are not API resources, allowed for ClusterRoles only, e.g.
     non_resource_urls: list[str] | None = None  # wire: nonResourceURLs ("/healthz")
 
 
@@ -24,15 +29,21 @@ class AggregationRule(K8sModel):
 
 
 class Subject(K8sModel):
+    """Who a binding grants its role to."""
+
     kind: str | None = None  # User, Group, ServiceAccount
     api_group: str | None = None
+    # The name of the user, group or ServiceAccount.
     name: str | None = None
     namespace: str | None = None
 
 
 class RoleRef(K8sModel):
+    """The Role or ClusterRole a binding grants; it cannot be changed."""
+
     api_group: str | None = None
     kind: str | None = None  # Role or ClusterRole
+    # The role's name.
     name: str | None = None
 
 

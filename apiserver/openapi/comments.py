@@ -45,9 +45,9 @@ def _clean(comment: str) -> str:
     for note in _PROGRAMMER_NOTES:
         text = text.replace(note, "")
     text = _WIRE_NOTE.sub("", text)
-    text = text.strip(" ;,-(")
-    if text.endswith(")") and text.count("(") < text.count(")"):
-        text = text[:-1].rstrip()
+    text = re.sub(r"\(\s*\)", "", text).strip(" ;,-")
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
     if not text:
         return ""
     return text[0].upper() + text[1:]
