@@ -102,7 +102,10 @@ class SchemaBuilder:
             properties[wire] = prop
         schema: dict[str, Any] = {"type": "object", "properties": dict(sorted(properties.items()))}
         description = comments.class_description(model)
-        if description and model.__name__ not in ("K8sModel",):
+        if not description and is_list:
+            kind = owner.removesuffix("V1").removesuffix("List")
+            description = f"A list of {kind} objects, as a list request returns it."
+        if description:
             schema = {"description": description, **schema}
         required = [f for f in facts.REQUIRED.get(owner, []) if f in properties]
         if is_list and "items" not in required:
