@@ -36,7 +36,7 @@ PAGE = f"""<!DOCTYPE html>
       url: "/openapi/v2",
       dom_id: "#swagger-ui",
       deepLinking: true,
-      docExpansion: "none",
+      docExpansion: "list",
       validatorUrl: null,
     }});
   </script>
