@@ -31,7 +31,7 @@ from api.models import meta
 from api.registry import ResourceType
 from apiserver.openapi import generic, names
 from apiserver.openapi.definitions import REF_PREFIX, SchemaBuilder
-from apiserver.openapi.paths import resource_paths
+from apiserver.openapi.paths import CONNECT_SUBRESOURCES, resource_paths
 
 INFO = {"title": "Kubernetes (mini-k8s)", "version": "v1.32.0"}
 
@@ -84,7 +84,7 @@ class _GroupVersion:
         subs: dict[str, str] = {}
         for name in rt.subresources:
             sub = registry.subresource(rt, name)
-            if sub is None or name == "log":
+            if sub is None or name in CONNECT_SUBRESOURCES:
                 subs[name] = ""
                 continue
             sub_api_version = f"{sub.group}/{sub.version}" if sub.group else sub.version

@@ -33,6 +33,8 @@ Operation = dict[str, Any]
 _JSON_TYPES = ("application/json", "application/yaml")
 _PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json")  # + strategic: see above
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+# Subresources that stream (no object in, no object out): Kubernetes marks them x-kubernetes-action "connect".
+CONNECT_SUBRESOURCES = frozenset({"log", "exec", "attach", "portforward", "proxy"})
 
 
 def _query(name: str, type_: str, description: str) -> dict[str, Any]:
@@ -153,10 +155,18 @@ class _Ops:
         gvk = _gvk(sub.group, sub.version, sub.kind)
         body = ref(sub_model)
         item: dict[str, Any] = {}
-        if name == "log":
-            item["get"] = self.op("read", "connect", what, f"read log of the specified {kind}",
-                                  params=[_query("container", "string", "The container to read; required when the pod has several.")],  # noqa: E501
-                                  responses={"200": {"description": "OK", "content": {"text/plain": {"schema": {"type": "string"}}}}})  # noqa: E501
+        if name in CONNECT_SUBRESOURCES:
+            # Streams, not objects: pods/log, and exec/attach/portforward/proxy where served.
+            params = [_query("container", "string", "The container; required when the pod has several.")]
+            text = {"200": {"description": "OK", "content": {"text/plain": {"schema": {"type": "string"}}}}}
+            for verb, method in (("get", "get"), ("create", "post")):
+                if verb in sub.verbs and name == "log":  # a read that streams; Kubernetes calls it "get"
+                    item[method] = self.op("read", "get", what, f"read log of the specified {kind}",
+                                           params=params, responses=text)
+                elif verb in sub.verbs:
+                    item[method] = self.op("connect", "connect", what, f"connect {method.upper()} requests to "
+                                           f"{name} of {kind}", params=params if name != "proxy" else None,
+                                           responses=text)
             return item
         if "get" in sub.verbs:
             item["get"] = self.op("read", "get", what, f"read {name} of the specified {kind}", gvk,
