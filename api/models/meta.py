@@ -100,9 +100,11 @@ class ObjectMeta(K8sModel):
 class ListMeta(K8sModel):
     """Metadata of a list response."""
 
+    # Deprecated and not set.
     self_link: str | None = None
     resource_version: str | None = None  # the revision the list was read at: watch from here
     continue_: str | None = None  # wire name "continue" (a Python keyword); next page token
+    # How many more items the list has after this page, when the server knows it.
     remaining_item_count: Int64 | None = None
 
 
@@ -141,8 +143,10 @@ class BaseCondition(K8sModel):
     """The fields every `<Kind>Condition` shares; per-kind types add `lastUpdateTime`,
     `lastProbeTime` or `lastHeartbeatTime`."""
 
+    # The kind of condition, e.g. Ready or Available.
     type: str | None = None
     status: str | None = None  # "True", "False", "Unknown" - strings, not booleans
+    # When the status last changed.
     last_transition_time: Time | None = None
     reason: str | None = None  # CamelCase, machine-readable: MinimumReplicasAvailable
     message: str | None = None  # for humans
@@ -151,6 +155,7 @@ class BaseCondition(K8sModel):
 class Condition(BaseCondition):
     """metav1.Condition, used by newer kinds (Service status): also records the generation seen."""
 
+    # The object's generation when this condition was set.
     observed_generation: Int64 | None = None
 
 
@@ -159,42 +164,63 @@ class Condition(BaseCondition):
 
 class StatusCause(K8sModel):
     reason: str | None = None  # e.g. FieldValueRequired
+    # The problem, for people.
     message: str | None = None
     field: str | None = None  # e.g. spec.containers[0].image
 
 
 class StatusDetails(K8sModel):
+    """The object an error concerns and its causes."""
+
+    # The name of the object concerned.
     name: str | None = None
+    # The API group of the object concerned.
     group: str | None = None
     kind: str | None = None
+    # The uid of the object concerned.
     uid: str | None = None
+    # The individual problems, e.g. one per invalid field.
     causes: list[StatusCause] | None = None
+    # How long the client should wait before trying again.
     retry_after_seconds: int | None = None
 
 
 class Status(K8sModel):
+    """The result of an operation that returns no object: every error, and some deletes."""
+
     api_version: str | None = "v1"
     kind: str | None = "Status"
     metadata: ListMeta | None = None
     status: str | None = None  # "Success" or "Failure"
+    # What happened, for people.
     message: str | None = None
     reason: str | None = None  # NotFound, AlreadyExists, Conflict, Invalid, ...
+    # More about the error: the object it concerns and, for Invalid, the causes per field.
     details: StatusDetails | None = None
     code: int | None = None  # the HTTP status code
 
 
 class Preconditions(K8sModel):
+    """Conditions the object must meet for an operation to go ahead."""
+
+    # The uid the object must have.
     uid: str | None = None
+    # The resourceVersion the object must have.
     resource_version: str | None = None
 
 
 class DeleteOptions(K8sModel):
+    """Options of a delete: how long the object may take to terminate, and what happens to its dependents."""
+
     api_version: str | None = None
     kind: str | None = None
+    # Seconds the object may take to terminate; 0 deletes at once.
     grace_period_seconds: Int64 | None = None
+    # The delete only happens if the object still has this uid and resourceVersion.
     preconditions: Preconditions | None = None
     orphan_dependents: bool | None = None  # deprecated; use propagationPolicy
     propagation_policy: str | None = None  # Orphan, Background, Foreground
+    # "All" checks the delete without doing it.
     dry_run: list[str] | None = None
 
 
