@@ -192,7 +192,9 @@ class DaemonSetStatus(K8sModel):
     number_available: int | None = None
     # Nodes that should run an available daemon pod and do not.
     number_unavailable: int | None = None
+    # Salts the name of new revisions after a hash collision.
     collision_count: int | None = None
+    # The latest observations of the DaemonSet's state.
     conditions: list[DaemonSetCondition] | None = None
 
 
@@ -269,7 +271,9 @@ class StatefulSetStatus(K8sModel):
     current_revision: str | None = None
     # The revision the pods are being updated to.
     update_revision: str | None = None
+    # Salts the name of new revisions after a hash collision.
     collision_count: int | None = None
+    # The latest observations of the StatefulSet's state.
     conditions: list[StatefulSetCondition] | None = None
     # Pods ready for at least minReadySeconds.
     available_replicas: int | None = None

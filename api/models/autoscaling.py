@@ -174,6 +174,7 @@ class HorizontalPodAutoscalerCondition(BaseCondition):
 class HorizontalPodAutoscalerStatus(K8sModel):
     """The observed state of an HPA."""
 
+    # The spec generation this status describes.
     observed_generation: Int64 | None = None
     # When the HPA last changed the replica count.
     last_scale_time: Time | None = None

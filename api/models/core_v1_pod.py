@@ -31,6 +31,7 @@ class ContainerPort(K8sModel):
     # The port number the container listens on, on the pod's IP (1-65535).
     container_port: int | None = None
     protocol: str | None = None  # TCP (default), UDP, SCTP
+    # The node IP to bind the hostPort to.
     host_ip: str | None = None  # wire: hostIP
 
 
@@ -46,8 +47,13 @@ class EnvVar(K8sModel):
 
 
 class EnvFromSource(K8sModel):
+    """A source whose keys all become environment variables."""
+
+    # A prefix added to every key.
     prefix: str | None = None
+    # The ConfigMap to read.
     config_map_ref: FreeDict | None = None
+    # The Secret to read.
     secret_ref: FreeDict | None = None
 
 
@@ -56,6 +62,7 @@ class ResourceRequirements(K8sModel):
 
     limits: ResourceList | None = None  # the most a container may use
     requests: ResourceList | None = None  # what the scheduler reserves on the node
+    # Dynamically allocated resources this container uses; kept as given.
     claims: list[FreeDict] | None = None
 
 
@@ -70,25 +77,42 @@ class VolumeMount(K8sModel):
     mount_path: str | None = None
     # Mount only this path inside the volume instead of its root.
     sub_path: str | None = None
+    # Whether mounts propagate between host and container (None, HostToContainer, Bidirectional).
     mount_propagation: str | None = None
+    # Like subPath, with $(VAR) references to the container's environment.
     sub_path_expr: str | None = None
+    # Whether a read-only mount is read-only in its submounts too.
     recursive_read_only: str | None = None
 
 
 class ExecAction(K8sModel):
+    """Run a command in the container."""
+
+    # The command and its arguments; not run in a shell.
     command: list[str] | None = None
 
 
 class HTTPGetAction(K8sModel):
+    """An HTTP GET request to the container."""
+
+    # The path to request.
     path: str | None = None
+    # The port: a number or a named container port.
     port: IntOrString | None = None
+    # The host to connect to (default: the pod IP).
     host: str | None = None
+    # HTTP (default) or HTTPS.
     scheme: str | None = None
+    # Extra request headers.
     http_headers: list[FreeDict] | None = None
 
 
 class TCPSocketAction(K8sModel):
+    """A TCP connection to the container."""
+
+    # The port: a number or a named container port.
     port: IntOrString | None = None
+    # The host to connect to (default: the pod IP).
     host: str | None = None
 
 
@@ -101,6 +125,7 @@ class Probe(K8sModel):
     http_get: HTTPGetAction | None = None
     # Open a TCP connection; success means healthy.
     tcp_socket: TCPSocketAction | None = None
+    # Call the gRPC health service; kept as given.
     grpc: FreeDict | None = None
     # Seconds after the container starts before the first probe.
     initial_delay_seconds: int | None = None
@@ -112,6 +137,7 @@ class Probe(K8sModel):
     success_threshold: int | None = None
     # Consecutive failures that make a container unhealthy (default 3).
     failure_threshold: int | None = None
+    # Grace period when a failing probe kills the container, instead of the pod's.
     termination_grace_period_seconds: Int64 | None = None
 
 
@@ -170,15 +196,25 @@ class Volume(K8sModel):
 
     # The volume's name, unique in the pod; containers mount it by this name.
     name: str | None = None
+    # A directory that starts empty and lives as long as the pod.
     empty_dir: FreeDict | None = None
+    # A file or directory of the node.
     host_path: FreeDict | None = None
+    # The keys of a ConfigMap as files.
     config_map: FreeDict | None = None
+    # The keys of a Secret as files.
     secret: FreeDict | None = None
+    # A PersistentVolume, through its claim.
     persistent_volume_claim: FreeDict | None = None
+    # Fields of the pod as files.
     downward_api: FreeDict | None = None
+    # Several sources in one directory.
     projected: FreeDict | None = None
+    # An NFS export.
     nfs: FreeDict | None = None
+    # A volume of a CSI driver.
     csi: FreeDict | None = None
+    # A volume created and deleted with the pod.
     ephemeral: FreeDict | None = None
 
 
@@ -186,81 +222,135 @@ class Volume(K8sModel):
 
 
 class NodeSelectorRequirement(K8sModel):
+    """One rule on a node's labels or fields."""
+
+    # The label or field.
     key: str | None = None
     operator: str | None = None  # In, NotIn, Exists, DoesNotExist, Gt, Lt
+    # The values to compare with; one integer for Gt and Lt.
     values: list[str] | None = None
 
 
 class NodeSelectorTerm(K8sModel):
+    """Rules that must all hold."""
+
     match_expressions: list[NodeSelectorRequirement] | None = None  # on node labels
     match_fields: list[NodeSelectorRequirement] | None = None  # on node fields (metadata.name)
 
 
 class NodeSelector(K8sModel):
+    """Node rules: a node matches when one of the terms holds."""
+
     node_selector_terms: list[NodeSelectorTerm] | None = None  # terms are ORed
 
 
 class PreferredSchedulingTerm(K8sModel):
+    """A weighted node preference."""
+
+    # How much the preference counts (1-100).
     weight: int | None = None
+    # The rules a preferred node matches.
     preference: NodeSelectorTerm | None = None
 
 
 class NodeAffinity(K8sModel):
+    """Where a pod may or would rather run, by node labels."""
+
+    # Rules a node must satisfy for the pod to be scheduled there.
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    # Rules the scheduler favours, by weight.
     preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = None
 
 
 class PodAffinityTerm(K8sModel):
+    """Pods this pod should (or should not) run near, and what "near" means."""
+
+    # The pods to look for.
     label_selector: LabelSelector | None = None
+    # Namespaces to look in (default: the pod's own).
     namespaces: list[str] | None = None
+    # The node label that defines "near": the same value means the same place, e.g. kubernetes.io/hostname.
     topology_key: str | None = None
+    # Namespaces to look in, by label.
     namespace_selector: LabelSelector | None = None
+    # Label keys whose values are copied from this pod into the selector.
     match_label_keys: list[str] | None = None
+    # Label keys whose values must differ from this pod's.
     mismatch_label_keys: list[str] | None = None
 
 
 class WeightedPodAffinityTerm(K8sModel):
+    """A weighted pod affinity preference."""
+
+    # How much the preference counts (1-100).
     weight: int | None = None
+    # The preference.
     pod_affinity_term: PodAffinityTerm | None = None
 
 
 class PodAffinity(K8sModel):
+    """Pods this pod should run near."""
+
+    # Terms that must hold for the pod to be scheduled.
     required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = None
+    # Terms the scheduler favours, by weight.
     preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = None
 
 
 class PodAntiAffinity(PodAffinity):
+    """Pods this pod should keep away from."""
+
     pass
 
 
 class Affinity(K8sModel):
+    """Scheduling rules by node labels and by other pods."""
+
+    # Rules by node labels.
     node_affinity: NodeAffinity | None = None
+    # Run near certain pods.
     pod_affinity: PodAffinity | None = None
+    # Keep away from certain pods.
     pod_anti_affinity: PodAntiAffinity | None = None
 
 
 class Toleration(K8sModel):
     """Lets a pod run on (or stay on) a node with a matching taint."""
 
+    # The taint key it tolerates; empty with Exists tolerates every taint.
     key: str | None = None
     operator: str | None = None  # Equal (default) or Exists
+    # The taint value, for Equal.
     value: str | None = None
     effect: str | None = None  # NoSchedule, PreferNoSchedule, NoExecute
     toleration_seconds: Int64 | None = None  # NoExecute only: stay this long after the taint
 
 
 class TopologySpreadConstraint(K8sModel):
+    """How evenly matching pods must spread over a topology (zones, nodes)."""
+
+    # The largest allowed difference in matching pods between two domains.
     max_skew: int | None = None
+    # The node label whose values are the domains.
     topology_key: str | None = None
+    # DoNotSchedule (default) or ScheduleAnyway.
     when_unsatisfiable: str | None = None
+    # The pods counted.
     label_selector: LabelSelector | None = None
+    # The fewest domains to spread over.
     min_domains: int | None = None
+    # Whether the pod's node affinity limits the domains counted (Honor, Ignore).
     node_affinity_policy: str | None = None
+    # Whether node taints limit the domains counted (Honor, Ignore).
     node_taints_policy: str | None = None
+    # Label keys whose values are copied from this pod into the selector.
     match_label_keys: list[str] | None = None
 
 
 class LocalObjectReference(K8sModel):
+    """The name of an object in the same namespace."""
+
+    # The object's name.
     name: str | None = None
 
 
@@ -358,29 +448,46 @@ class PodTemplateSpec(K8sModel):
 
 
 class ContainerStateWaiting(K8sModel):
+    """A container that is not running yet."""
+
     reason: str | None = None  # ContainerCreating, CrashLoopBackOff, ErrImagePull, ...
+    # Why, for people.
     message: str | None = None
 
 
 class ContainerStateRunning(K8sModel):
+    """A running container."""
+
+    # When the container started.
     started_at: Time | None = None
 
 
 class ContainerStateTerminated(K8sModel):
+    """A container that has stopped."""
+
+    # The exit code of the container's process.
     exit_code: int | None = None
+    # The signal that stopped it, if any.
     signal: int | None = None
     reason: str | None = None  # Completed, Error, OOMKilled
+    # Why, for people.
     message: str | None = None
+    # When the container started.
     started_at: Time | None = None
+    # When it stopped.
     finished_at: Time | None = None
+    # The runtime's id of the container.
     container_id: str | None = None  # wire: containerID
 
 
 class ContainerState(K8sModel):
     """Exactly one of the three is set."""
 
+    # Set while the container has not started yet.
     waiting: ContainerStateWaiting | None = None
+    # Set while the container runs.
     running: ContainerStateRunning | None = None
+    # Set once the container has stopped.
     terminated: ContainerStateTerminated | None = None
 
 
@@ -398,22 +505,36 @@ class ContainerStatus(K8sModel):
     restart_count: int | None = None
     # The image the container runs.
     image: str | None = None
+    # The digest of the image the container runs.
     image_id: str | None = None  # wire: imageID
+    # The runtime's id of the container.
     container_id: str | None = None  # wire: containerID
+    # Whether the container has passed its startup probe.
     started: bool | None = None
+    # The resources the node allocated to the container.
     allocated_resources: ResourceList | None = None
+    # The resources the container has now.
     resources: ResourceRequirements | None = None
 
 
 class PodCondition(BaseCondition):
+    """One aspect of a pod's state: PodScheduled, Initialized, ContainersReady, Ready."""
+
+    # When the condition was last checked.
     last_probe_time: Time | None = None
 
 
 class PodIP(K8sModel):
+    """One IP address of a pod."""
+
+    # The address.
     ip: str | None = None
 
 
 class HostIP(K8sModel):
+    """One IP address of the pod's node."""
+
+    # The address.
     ip: str | None = None
 
 

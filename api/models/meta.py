@@ -54,12 +54,18 @@ class OwnerReference(K8sModel):
 class ManagedFieldsEntry(K8sModel):
     """Server-side-apply bookkeeping; kept verbatim (fieldsV1 is a free-form tree)."""
 
+    # The name of the writer, e.g. kubectl-client-side-apply.
     manager: str | None = None
+    # Apply or Update.
     operation: str | None = None
     api_version: str | None = None
+    # When the manager last wrote.
     time: Time | None = None
+    # The format of fieldsV1: FieldsV1.
     fields_type: str | None = None
+    # The fields this manager owns, as a tree.
     fields_v1: FreeDict | None = None
+    # The subresource written through, e.g. status.
     subresource: str | None = None
 
 
