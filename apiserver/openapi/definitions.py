@@ -34,7 +34,6 @@ from apiserver.openapi import comments, facts, generic, names
 
 REF_PREFIX = "#/components/schemas/"
 _TIME = re.compile(r"\bTime\b")
-_MICRO_TIME = re.compile(r"\bMicroTime\b")
 
 
 def ref(definition: str) -> dict[str, Any]:
@@ -65,7 +64,6 @@ class SchemaBuilder:
 
     def __init__(self) -> None:
         self.definitions: dict[str, dict[str, Any]] = {}
-        self._models: dict[str, type[BaseModel]] = {}
 
     def build(self, model: type[BaseModel]) -> str:
         """Add `model` (and everything it refers to); return its definition name."""
@@ -73,12 +71,8 @@ class SchemaBuilder:
         if name in self.definitions:
             return name
         self.definitions[name] = {}  # placeholder first: self-references terminate
-        self._models[name] = model
         self.definitions[name] = self._object(model)
         return name
-
-    def models(self) -> dict[str, type[BaseModel]]:
-        return dict(self._models)
 
     # --- one model -------------------------------------------------------------------------
 
@@ -134,8 +128,9 @@ class SchemaBuilder:
 
     def _property(self, model: type, attribute: str, annotation: Any, metadata: list[Any]) -> dict[str, Any]:
         raw = _raw_annotation(model, attribute)
-        if raw.startswith(("Time", "MicroTime")) or raw in ("Time | None", "MicroTime | None"):
-            return ref(names.MicroTime if _MICRO_TIME.search(raw) else names.Time)
+        bare = raw.removesuffix(" | None")
+        if bare in ("Time", "MicroTime"):
+            return ref(names.MicroTime if bare == "MicroTime" else names.Time)
         schema = self._value(annotation)
         if any(isinstance(m, GoType) and m.name == "int64" for m in metadata) and schema.get("type") == "integer":
             schema["format"] = "int64"

@@ -29,9 +29,10 @@ from pydantic import BaseModel
 from api import registry
 from api.models import meta
 from api.registry import ResourceType
-from apiserver.openapi import generic, names
-from apiserver.openapi.definitions import REF_PREFIX, SchemaBuilder
+from apiserver.openapi import generic
+from apiserver.openapi.definitions import SchemaBuilder
 from apiserver.openapi.paths import CONNECT_SUBRESOURCES, resource_paths
+from apiserver.openapi.swagger2 import swagger2
 
 INFO = {"title": "Kubernetes (mini-k8s)", "version": "v1.32.0"}
 
@@ -131,8 +132,6 @@ def build() -> Documents:
                 extra = [g for g in schema["x-kubernetes-group-version-kind"] if g not in merged]
                 schema = {**schema, "x-kubernetes-group-version-kind": merged + extra}
             all_schemas[name] = schema
-    from apiserver.openapi.swagger2 import swagger2
-
     v2 = _document(swagger2(INFO, all_paths, all_schemas))
     return Documents(v2=v2, v3=v3)
 
@@ -148,6 +147,3 @@ def documents() -> Documents:
         if _built is None:
             _built = build()
         return _built
-
-
-__all__ = ["REF_PREFIX", "Document", "Documents", "documents", "names"]
