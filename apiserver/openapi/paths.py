@@ -51,10 +51,13 @@ _LIST_PARAMS = [
     _query("timeoutSeconds", "integer", "End a watch after this many seconds."),
     _query("watch", "boolean", "Stream ADDED, MODIFIED and DELETED events instead of returning a list."),
 ]
+_DRY_RUN = _query("dryRun", "string", "`All`: run every step (defaulting, admission, validation) and answer as the write would, but store nothing.")  # noqa: E501
 _WRITE_PARAMS = [
+    _DRY_RUN,
     _query("fieldValidation", "string", "What to do with fields the schema does not know: `Ignore`, `Warn` (the default: keep going and answer with a Warning header) or `Strict` (refuse the request)."),  # noqa: E501
 ]
 _DELETE_PARAMS = [
+    _DRY_RUN,
     _query("gracePeriodSeconds", "integer", "Seconds the object may take to terminate; 0 deletes at once."),
     _query("orphanDependents", "boolean", "Deprecated: use propagationPolicy=Orphan."),
     _query("propagationPolicy", "string", "What happens to dependents: `Orphan`, `Background` (the default) or `Foreground`."),  # noqa: E501

@@ -189,7 +189,8 @@ def test_paths_list_the_rest_operations_of_every_resource(v3: dict[str, dict[str
     assert collection["get"]["operationId"] == "listCoreV1NamespacedPod"
     assert {p["name"] for p in collection["get"]["parameters"]} >= {"labelSelector", "fieldSelector", "watch", "limit"}
     assert set(item) >= {"get", "put", "patch", "delete", "parameters"}
-    assert "fieldValidation" in {p["name"] for p in item["patch"]["parameters"]}
+    assert {"fieldValidation", "dryRun"} <= {p["name"] for p in item["patch"]["parameters"]}
+    assert "dryRun" in {p["name"] for p in item["delete"]["parameters"]}
     assert pods["/api/v1/namespaces/{namespace}/pods/{name}/binding"]["post"]["x-kubernetes-group-version-kind"] == {
         "group": "", "kind": "Binding", "version": "v1"
     }
