@@ -35,6 +35,7 @@ from apiserver.handlers.read import handle_get, handle_list
 from apiserver.handlers.subresources import handle_binding, handle_eviction, handle_finalize, handle_log
 from apiserver.handlers.update import get_scale, handle_patch, handle_update
 from apiserver.handlers.watch import handle_watch
+from apiserver.openapi import routes as openapi_routes
 from apiserver.routing import RequestInfo, resolve
 from apiserver.server import APIServer
 
@@ -72,8 +73,8 @@ def create_app(config: ServerConfig) -> APIFront:
         title="mini-apiserver",
         version="1.32.0-mini",
         lifespan=lifespan,
-        openapi_url="/openapi.json",
-        docs_url="/docs",
+        openapi_url=None,  # /openapi/v2, /openapi/v3 and /docs are ours: apiserver/openapi/routes.py
+        docs_url=None,
         redoc_url=None,
     )
     _install_error_handlers(app)
@@ -188,20 +189,24 @@ async def _handle(server: APIServer, request: Request, info: RequestInfo, verb: 
 def _install_routes(app: FastAPI) -> None:
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
+    # OpenAPI documents and the docs page (before the catch-all 404 route below).
+    openapi_routes.install(app)
+
+    # Discovery roots. Kubernetes answers them with or without a trailing slash (kr8s and the
+    # official Python client ask for /version/, /api/ and /apis/).
     @app.get("/version", include_in_schema=False)
+    @app.get("/version/", include_in_schema=False)
     async def version() -> Response:
         return discovery.version()
 
-    @app.get("/openapi/v2", include_in_schema=False)
-    async def openapi_v2() -> Response:
-        return discovery.openapi_v2()
-
     @app.get("/api", include_in_schema=False)
+    @app.get("/api/", include_in_schema=False)
     async def api_versions(request: Request) -> Response:
         cfg: ServerConfig = request.app.state.server.config
         return discovery.api_versions(f"{cfg.advertise_address}:{cfg.port}")
 
     @app.get("/apis", include_in_schema=False)
+    @app.get("/apis/", include_in_schema=False)
     async def api_groups() -> Response:
         return discovery.api_group_list()
 
@@ -236,5 +241,5 @@ def _install_routes(app: FastAPI) -> None:
     async def unknown(request: Request) -> Response:
         raise errors.not_found_path()
 
-    for path, endpoint in (("/apis/{group}", group_doc), ("/{path:path}", unknown)):
+    for path, endpoint in (("/apis/{group}", group_doc), ("/apis/{group}/", group_doc), ("/{path:path}", unknown)):
         app.add_route(path, endpoint, methods=methods, include_in_schema=False)

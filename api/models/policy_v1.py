@@ -14,4 +14,5 @@ class Eviction(K8sModel):
     api_version: str | None = "policy/v1"
     kind: str | None = "Eviction"
     metadata: ObjectMeta | None = None  # name and namespace of the pod to evict
+    # How to delete the pod.
     delete_options: DeleteOptions | None = None

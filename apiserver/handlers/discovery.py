@@ -4,8 +4,7 @@ kubectl 1.32 first asks for *aggregated* discovery (one document for everything)
 older per-group documents instead, always as plain `application/json`, and kubectl falls back to
 them: /api (APIVersions), /apis (APIGroupList), /api/v1 and /apis/<group>/<version>
 (APIResourceList). `/version` says 1.32 because the kubectl dispatcher picks its binary by it.
-`/openapi/v2` answers an empty protobuf document, which makes `kubectl create -f` skip client-side
-schema validation instead of failing; `/openapi/v3` is a 404, so kubectl never asks for more.
+The OpenAPI documents (/openapi/v2, /openapi/v3) are generated from the models: apiserver/openapi/.
 """
 
 from __future__ import annotations
@@ -28,15 +27,10 @@ VERSION = {
     "compiler": "cpython",
     "platform": "linux/amd64",
 }
-OPENAPI_V2_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 
 
 def version() -> Response:
     return json_response(VERSION)
-
-
-def openapi_v2() -> Response:
-    return Response(content=b"", media_type=OPENAPI_V2_TYPE)
 
 
 def api_versions(server_address: str) -> Response:

@@ -76,7 +76,7 @@ def test_unknown_paths_and_resources_are_not_found_status(api: httpx.Client) -> 
         "/apis/apps/v1/namespaces/default/frobs",
         "/apis/nogroup/v1/things",
         "/api/v1/namespaces/default/pods/x/frob",
-        "/openapi/v3",
+        "/openapi/v3/apis/nogroup/v1",
     ):
         body = _status(api.get(path), 404, "NotFound")
         assert body["message"] == "the server could not find the requested resource"
