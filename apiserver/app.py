@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from api import errors
 from apiserver import storage
 from apiserver.config import ServerConfig
+from apiserver.flowcontrol import FlowController
 from apiserver.front import APIFront
 from apiserver.handlers import discovery
 from apiserver.handlers.common import bool_param, json_response
@@ -57,6 +58,12 @@ def create_app(config: ServerConfig) -> APIFront:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         server = APIServer(config, await open_storage(config))
         app.state.server = server
+        app.state.flowcontrol = FlowController(
+            config.max_requests_inflight,
+            config.max_mutating_requests_inflight,
+            server.metrics.registry,
+            count_objects=lambda key: len(server.caches[key].objects) if key in server.caches else 0,
+        )
         await server.start()
         try:
             yield

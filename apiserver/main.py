@@ -37,6 +37,21 @@ def run(
         int, typer.Option("--default-unreachable-toleration-seconds")
     ] = 300,
     verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity (0-4).")] = 0,
+    # -- flow control (apiserver/flowcontrol.py) --
+    max_requests_inflight: Annotated[
+        int,
+        typer.Option(
+            "--max-requests-inflight",
+            help="With --max-mutating-requests-inflight, the seats API Priority and Fairness shares out.",
+        ),
+    ] = 400,
+    max_mutating_requests_inflight: Annotated[
+        int, typer.Option("--max-mutating-requests-inflight", help="Added to --max-requests-inflight.")
+    ] = 200,
+    watch_buffer_events: Annotated[
+        int,
+        typer.Option("--watch-buffer-events", help="Events a watch may fall behind before it is closed (mini-k8s)."),
+    ] = 10_000,
 ) -> None:
     config = ServerConfig(
         data_dir=data_dir,
@@ -53,7 +68,13 @@ def run(
         default_not_ready_toleration_seconds=default_not_ready_toleration_seconds,
         default_unreachable_toleration_seconds=default_unreachable_toleration_seconds,
         verbosity=verbosity,
+        max_requests_inflight=max_requests_inflight,
+        max_mutating_requests_inflight=max_mutating_requests_inflight,
+        watch_buffer_events=watch_buffer_events,
     )
+    if max_requests_inflight < 0 or max_mutating_requests_inflight < 0 or watch_buffer_events < 1:
+        raise typer.BadParameter("--max-requests-inflight and --max-mutating-requests-inflight must be >= 0, "
+                                 "--watch-buffer-events >= 1")
     logging.basicConfig(
         level=logging.DEBUG if verbosity >= 4 else logging.INFO if verbosity >= 1 else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

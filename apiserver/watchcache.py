@@ -64,20 +64,29 @@ class WatchClosed(Exception):
 class Subscriber:
     namespace: str | None
     predicate: Predicate | None
-    queue: asyncio.Queue[CacheEvent | None] = field(default_factory=lambda: asyncio.Queue(SUBSCRIBER_QUEUE))
+    limit: int = SUBSCRIBER_QUEUE  # events this watcher may fall behind (--watch-buffer-events)
+    queue: asyncio.Queue[CacheEvent | None] = field(default_factory=asyncio.Queue)
     closed_reason: str | None = None
+    backlog: int = 0  # the synthetic ADDED events a watch starts with: they do not count
+    on_overflow: Callable[[], None] | None = None  # what to do when the watcher is dropped
 
-    def offer(self, ev: CacheEvent) -> None:
+    def offer(self, ev: CacheEvent, *, initial: bool = False) -> None:
         """Route one event to this watcher, translating selector transitions as Kubernetes does."""
         if self.closed_reason:
             return
         out = self._translate(ev)
         if out is None:
             return
-        try:
-            self.queue.put_nowait(out)
-        except asyncio.QueueFull:
+        if initial:
+            self.backlog += 1
+        elif self.queue.qsize() >= self.limit + self.backlog:
+            # It does not read what it is sent: drop it, as kube-apiserver's cacher does, rather
+            # than keep every event for it. It re-watches from its last resourceVersion.
             self.close("watcher fell too far behind")
+            if self.on_overflow is not None:
+                self.on_overflow()
+            return
+        self.queue.put_nowait(out)
 
     def _translate(self, ev: CacheEvent) -> CacheEvent | None:
         obj = ev.object
@@ -100,12 +109,7 @@ class Subscriber:
     def close(self, reason: str) -> None:
         if not self.closed_reason:
             self.closed_reason = reason
-            try:
-                self.queue.put_nowait(None)
-            except asyncio.QueueFull:
-                # Make room for the end marker: the watcher is being dropped anyway.
-                self.queue.get_nowait()
-                self.queue.put_nowait(None)
+            self.queue.put_nowait(None)
 
 
 class WatchCache:
@@ -202,10 +206,13 @@ class WatchCache:
             s.offer(ce)
 
     # -- serving ------------------------------------------------------------------------------
-    async def subscribe(self, namespace: str | None, predicate: Predicate | None, after: int | None) -> Subscriber:
-        """Register a watcher. `after` None = synthetic ADDED for current objects, then live."""
+    async def subscribe(
+        self, namespace: str | None, predicate: Predicate | None, after: int | None, limit: int = SUBSCRIBER_QUEUE
+    ) -> Subscriber:
+        """Register a watcher. `after` None = synthetic ADDED for current objects, then live.
+        `limit`: how many live events it may have unread before it is dropped."""
         await self.start()
-        sub = Subscriber(namespace, predicate)
+        sub = Subscriber(namespace, predicate, max(1, limit))
         if after is None:
             backlog = [CacheEvent("ADDED", o, int(o["metadata"]["resourceVersion"])) for o in self.objects.values()]
         elif after < self.oldest:
@@ -214,7 +221,7 @@ class WatchCache:
             backlog = [e for e in self.ring if e.revision > after]
         # No await between taking the backlog and registering: no event can slip in between.
         for e in backlog:
-            sub.offer(e)
+            sub.offer(e, initial=True)
         self.subscribers.add(sub)
         return sub
 

@@ -1,0 +1,237 @@
+"""API Priority and Fairness, the part a classroom's API server needs.
+
+Why: one event loop serves every request. Forty-eight connections listing 2,000 pods in a loop
+used to get all of it, so `/readyz` took 9 s, a kubelet's Lease renewal missed its deadline and
+nodes went NotReady — the "noisy neighbour" problem kube-apiserver solves with APF (KEP-1040).
+Instead of letting every request run at once, the server holds a fixed number of *seats* and
+shares them out:
+
+    request ──▶ classify (flowcontrol_schemas.py: FlowSchema → priority level, flow)
+                   │
+                   ├─ exempt (health, metrics): runs at once, counts nowhere
+                   ├─ long-running (watch, logs -f): runs at once, counts nowhere, as in Kubernetes
+                   └─ priority level "global-default", "node-high", ...
+                         seats free and nobody waiting? ─▶ run
+                         else: into one of the level's queues ─▶ run when fair queuing picks it
+                         queue full, or waited too long   ─▶ 429 TooManyRequests + Retry-After
+
+How this maps to Kubernetes:
+- The server's concurrency limit is `--max-requests-inflight` + `--max-mutating-requests-inflight`
+  (400 + 200), as kube-apiserver computes it when APF is on (the read/mutating split only applies
+  to the old max-in-flight filter).
+- Each `PriorityLevelConfiguration` gets `ceil(limit * nominalConcurrencyShares / sum of shares)`
+  seats. The levels and their shares, queues, hand sizes and queue lengths are Kubernetes' suggested
+  ones (`LEVELS` below); they are fixed here, not API objects you can edit.
+- Work estimation: a request takes one seat, a LIST one seat per 100 objects of its resource
+  (at most 10), so a list of 2,000 pods is worth ten GETs.
+- Fair queuing: a flow is dealt a *hand* of `hand_size` queues out of `queues` from a hash of its
+  name (shuffle sharding) and each request joins the shortest queue of its hand, so a flow that
+  floods one level cannot fill every queue, and two flows rarely share a whole hand. Kubernetes then
+  picks the queue whose virtual finish time is smallest (fair by seconds of seats); we take queues
+  in turn (round robin: fair by request count). Either way 48 LISTs of one script wait behind one
+  another, while a `kubectl get cm x` from someone else gets the next free seat.
+- A queued request waits at most `QUEUE_WAIT` seconds (Kubernetes: a quarter of the request
+  timeout), then gets 429 like one that found its queue full.
+
+Metrics carry Kubernetes' names: apiserver_flowcontrol_current_executing_seats,
+apiserver_flowcontrol_current_inqueue_requests, apiserver_flowcontrol_rejected_requests_total and
+apiserver_flowcontrol_dispatched_requests_total, labelled by priority_level (and flow_schema).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
+from api import errors
+from apiserver.flowcontrol_schemas import Classification, RequestAttributes
+
+QUEUE_WAIT = 15.0  # seconds a request may wait in a queue: kube-apiserver's 60 s request timeout / 4
+RETRY_AFTER = 1  # seconds, what the Retry-After header of a 429 says
+OBJECTS_PER_SEAT = 100  # a LIST costs one seat per this many objects...
+MAX_SEATS = 10  # ...and at most this many
+
+
+@dataclass(frozen=True)
+class LevelConfig:
+    """A PriorityLevelConfiguration of type Limited (exempt is the one of type Exempt)."""
+
+    name: str
+    shares: int  # nominalConcurrencyShares
+    queues: int = 64
+    hand_size: int = 6
+    queue_length_limit: int = 50
+
+
+# Kubernetes' suggested PriorityLevelConfigurations (v1.32), minus catch-all (nothing here
+# reaches it: global-default matches everything the other schemas leave).
+LEVELS = (
+    LevelConfig("system", 30),
+    LevelConfig("node-high", 40),
+    LevelConfig("leader-election", 10, queues=16, hand_size=4),
+    LevelConfig("workload-high", 40, queues=128),
+    LevelConfig("workload-low", 100, queues=128),
+    LevelConfig("global-default", 20, queues=128),
+)
+
+
+@dataclass(eq=False)
+class _Waiter:
+    seats: int
+    granted: asyncio.Future[None]
+
+
+@dataclass(eq=False)
+class PriorityLevel:
+    config: LevelConfig
+    limit: int  # seats
+    executing: int = 0  # seats in use
+    waiting: int = 0  # requests queued
+    queues: list[deque[_Waiter]] = field(default_factory=list)
+    turn: int = 0  # the round robin's position
+
+    def __post_init__(self) -> None:
+        self.queues = [deque() for _ in range(self.config.queues)]
+
+    def hand(self, flow: str) -> list[int]:
+        """Shuffle sharding: `hand_size` distinct queues for this flow, from a hash of its name."""
+        n, size = self.config.queues, min(self.config.hand_size, self.config.queues)
+        value = int.from_bytes(hashlib.sha256(flow.encode()).digest()[:8], "big")
+        picked: list[int] = []
+        for i in range(size):  # deal cards from a shrinking deck, as Kubernetes' Dealer does
+            value, card = divmod(value, n - i)
+            for p in sorted(picked):
+                if card >= p:
+                    card += 1
+            picked.append(card)
+        return picked
+
+    def dispatch(self) -> None:
+        """Start queued requests while seats are free, taking queues in turn."""
+        n = len(self.queues)
+        while self.waiting:
+            for step in range(n):
+                q = self.queues[(self.turn + step) % n]
+                if q:
+                    break
+            else:
+                return
+            head = q[0]
+            if self.executing + head.seats > self.limit:
+                return  # wait for seats; skipping a wide request could starve it
+            q.popleft()
+            self.waiting -= 1
+            self.turn = (self.turn + step + 1) % n
+            if head.granted.done():  # gave up waiting just now
+                continue
+            self.executing += head.seats
+            head.granted.set_result(None)
+
+
+class FlowController:
+    """The seats of one API server and the queues in front of them."""
+
+    def __init__(
+        self,
+        max_requests_inflight: int,
+        max_mutating_requests_inflight: int,
+        registry: CollectorRegistry,
+        count_objects: Callable[[str], int] | None = None,
+    ) -> None:
+        total = max(1, max_requests_inflight + max_mutating_requests_inflight)
+        shares = sum(c.shares for c in LEVELS)
+        self.levels = {c.name: PriorityLevel(c, max(1, math.ceil(total * c.shares / shares))) for c in LEVELS}
+        self.count_objects = count_objects
+        labels = ["priority_level"]
+        self.m_executing = Gauge(
+            "apiserver_flowcontrol_current_executing_seats", "Seats in use.", labels, registry=registry
+        )
+        self.m_inqueue = Gauge(
+            "apiserver_flowcontrol_current_inqueue_requests", "Requests waiting in queues.", labels, registry=registry
+        )
+        self.m_limit = Gauge(
+            "apiserver_flowcontrol_nominal_limit_seats", "Seats of each priority level.", labels, registry=registry
+        )
+        self.m_rejected = Counter(
+            "apiserver_flowcontrol_rejected_requests",
+            "Requests answered 429, by reason (queue-full, time-out).",
+            ["priority_level", "flow_schema", "reason"],
+            registry=registry,
+        )
+        self.m_dispatched = Counter(
+            "apiserver_flowcontrol_dispatched_requests",
+            "Requests started.",
+            ["priority_level", "flow_schema"],
+            registry=registry,
+        )
+        for name, level in self.levels.items():
+            self.m_limit.labels(name).set(level.limit)
+            self.m_executing.labels(name).set(0)
+            self.m_inqueue.labels(name).set(0)
+
+    def seats(self, a: RequestAttributes) -> int:
+        """The work estimate: one seat, or one per OBJECTS_PER_SEAT objects for a LIST."""
+        if a.method != "GET" or a.name is not None or a.resource is None or self.count_objects is None:
+            return 1
+        return max(1, min(MAX_SEATS, math.ceil(self.count_objects(a.resource) / OBJECTS_PER_SEAT)))
+
+    async def acquire(self, c: Classification, a: RequestAttributes) -> Callable[[], None] | None:
+        """Wait for seats; return the function that gives them back (None: nothing to give back).
+        Raises a 429 StatusError when the request's queue is full or it waited too long."""
+        level = self.levels.get(c.priority_level)
+        if level is None or a.long_running:
+            return None
+        seats = min(self.seats(a), level.limit)
+        if level.waiting == 0 and level.executing + seats <= level.limit:
+            level.executing += seats
+        else:
+            await self._wait(level, c, seats)
+        self.m_dispatched.labels(level.config.name, c.flow_schema).inc()
+        self._observe(level)
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                level.executing -= seats
+                level.dispatch()
+                self._observe(level)
+
+        return release
+
+    async def _wait(self, level: PriorityLevel, c: Classification, seats: int) -> None:
+        queue = min((level.queues[i] for i in level.hand(c.flow)), key=len)
+        if len(queue) >= level.config.queue_length_limit:
+            self.m_rejected.labels(level.config.name, c.flow_schema, "queue-full").inc()
+            raise errors.too_many_requests(RETRY_AFTER)
+        waiter = _Waiter(seats, asyncio.get_running_loop().create_future())
+        queue.append(waiter)
+        level.waiting += 1
+        self._observe(level)
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter.granted), QUEUE_WAIT)
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            if waiter.granted.done() and not waiter.granted.cancelled():  # granted as we gave up
+                level.executing -= seats
+                level.dispatch()
+            else:
+                waiter.granted.cancel()  # dispatch() skips and drops it
+                if waiter in queue:
+                    queue.remove(waiter)
+                    level.waiting -= 1
+            self._observe(level)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            self.m_rejected.labels(level.config.name, c.flow_schema, "time-out").inc()
+            raise errors.too_many_requests(RETRY_AFTER) from None
+
+    def _observe(self, level: PriorityLevel) -> None:
+        self.m_executing.labels(level.config.name).set(level.executing)
+        self.m_inqueue.labels(level.config.name).set(level.waiting)
