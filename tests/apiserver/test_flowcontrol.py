@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import socket
-import time
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
 
 from tests.support.apiserver import APIServerProcess
+from tests.support.flowcontrol import HAND_SIZE, QUEUE_LENGTH, Raw, metric, until
 
 HOG = "hog-script/1.0"
-HAND_SIZE, QUEUE_LENGTH = 6, 50  # global-default's hand size and queue length limit
 
 
 @pytest.fixture(scope="module")
@@ -33,49 +31,6 @@ def tiny() -> Iterator[APIServerProcess]:
         yield server
     finally:
         server.cleanup()
-
-
-def metric(server: APIServerProcess, name: str, level: str) -> float:
-    text = httpx.get(server.url + "/metrics", timeout=5).text
-    m = re.search(rf'^{name}{{priority_level="{level}"}} (\S+)$', text, re.M)
-    return float(m.group(1)) if m else 0.0
-
-
-async def until(check, what: str, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not await asyncio.to_thread(check):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
-class Raw:
-    """One HTTP/1.1 connection driven by hand."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
-
-    @classmethod
-    async def open(cls, server: APIServerProcess) -> Raw:
-        return cls(*await asyncio.open_connection("127.0.0.1", server.port))
-
-    def send(self, method: str, path: str, agent: str, body: bytes = b"", length: int | None = None) -> None:
-        head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nUser-Agent: {agent}\r\n"
-        if body or length is not None:
-            head += f"Content-Type: application/json\r\nContent-Length: {len(body) if length is None else length}\r\n"
-        self.writer.write(head.encode() + b"\r\n" + body)
-
-    async def response(self) -> tuple[int, dict[str, str], bytes]:
-        status = int((await self.reader.readline()).split()[1])
-        headers: dict[str, str] = {}
-        while (line := await self.reader.readline()) not in (b"\r\n", b""):
-            k, _, v = line.decode().partition(":")
-            headers[k.strip().lower()] = v.strip()
-        body = await self.reader.readexactly(int(headers.get("content-length", "0")))
-        return status, headers, body
-
-    def close(self) -> None:
-        self.writer.close()
 
 
 @pytest.fixture
@@ -94,8 +49,12 @@ async def test_full_level_answers_429_while_health_system_and_other_flows_are_se
     tiny: APIServerProcess, conns: list[Raw]
 ) -> None:
     ns = "default"
-    executing = lambda: metric(tiny, "apiserver_flowcontrol_current_executing_seats", "global-default")  # noqa: E731
-    queued = lambda: metric(tiny, "apiserver_flowcontrol_current_inqueue_requests", "global-default")  # noqa: E731
+    def executing() -> float:
+        return metric(tiny, "apiserver_flowcontrol_current_executing_seats", priority_level="global-default")
+
+    def queued() -> float:
+        return metric(tiny, "apiserver_flowcontrol_current_inqueue_requests", priority_level="global-default")
+
     # The hog's first request takes global-default's only seat and keeps it: half a body.
     body = cm_body("held")
     holder = await Raw.open(tiny)
