@@ -27,9 +27,10 @@ How this maps to Kubernetes:
 - Fair queuing: a flow is dealt a *hand* of `hand_size` queues out of `queues` from a hash of its
   name (shuffle sharding) and each request joins the shortest queue of its hand, so a flow that
   floods one level cannot fill every queue, and two flows rarely share a whole hand. Kubernetes then
-  picks the queue whose virtual finish time is smallest (fair by seconds of seats); we take queues
-  in turn (round robin: fair by request count). Either way 48 LISTs of one script wait behind one
-  another, while a `kubectl get cm x` from someone else gets the next free seat.
+  picks the queue whose virtual finish time is smallest (fair by seat-seconds); we pick the queue
+  that has been given the fewest seats (fair by seats: a LIST of ten seats counts ten GETs), and
+  a queue that was idle starts level with the busy ones. Either way 48 LISTs of one script wait
+  behind one another, while a `kubectl get cm x` from someone else gets the next free seat.
 - A queued request waits at most `QUEUE_WAIT` seconds (Kubernetes: a quarter of the request
   timeout), then gets 429 like one that found its queue full.
 
@@ -94,10 +95,11 @@ class PriorityLevel:
     executing: int = 0  # seats in use
     waiting: int = 0  # requests queued
     queues: list[deque[_Waiter]] = field(default_factory=list)
-    turn: int = 0  # the round robin's position
+    served: list[int] = field(default_factory=list)  # seats each queue has been given so far
 
     def __post_init__(self) -> None:
         self.queues = [deque() for _ in range(self.config.queues)]
+        self.served = [0] * self.config.queues
 
     def hand(self, flow: str) -> list[int]:
         """Shuffle sharding: `hand_size` distinct queues for this flow, from a hash of its name."""
@@ -112,24 +114,42 @@ class PriorityLevel:
             picked.append(card)
         return picked
 
-    def dispatch(self) -> None:
-        """Start queued requests while seats are free, taking queues in turn."""
-        n = len(self.queues)
-        while self.waiting:
-            for step in range(n):
-                q = self.queues[(self.turn + step) % n]
-                if q:
-                    break
-            else:
+    def enqueue(self, flow: str, waiter: _Waiter) -> bool:
+        """Put a waiter in the shortest queue of its flow's hand; False when that queue is full."""
+        index = min(self.hand(flow), key=lambda i: len(self.queues[i]))
+        queue = self.queues[index]
+        if len(queue) >= self.config.queue_length_limit:
+            return False
+        if not queue:  # an idle queue starts level with the busy ones: no credit for idling
+            busy = [self.served[i] for i, q in enumerate(self.queues) if q]
+            if busy:
+                self.served[index] = max(self.served[index], min(busy))
+        queue.append(waiter)
+        self.waiting += 1
+        return True
+
+    def dequeue(self, waiter: _Waiter) -> None:
+        for q in self.queues:
+            if waiter in q:
+                q.remove(waiter)
+                self.waiting -= 1
                 return
-            head = q[0]
+
+    def dispatch(self) -> None:
+        """Start queued requests while seats are free: always from the queue that has been served
+        the fewest seats so far (ties: the narrower request first)."""
+        while self.waiting:
+            index = min(
+                (i for i, q in enumerate(self.queues) if q), key=lambda i: (self.served[i], self.queues[i][0].seats)
+            )
+            head = self.queues[index][0]
             if self.executing + head.seats > self.limit:
                 return  # wait for seats; skipping a wide request could starve it
-            q.popleft()
+            self.queues[index].popleft()
             self.waiting -= 1
-            self.turn = (self.turn + step + 1) % n
             if head.granted.done():  # gave up waiting just now
                 continue
+            self.served[index] += head.seats
             self.executing += head.seats
             head.granted.set_result(None)
 
@@ -207,13 +227,10 @@ class FlowController:
         return release
 
     async def _wait(self, level: PriorityLevel, c: Classification, seats: int) -> None:
-        queue = min((level.queues[i] for i in level.hand(c.flow)), key=len)
-        if len(queue) >= level.config.queue_length_limit:
+        waiter = _Waiter(seats, asyncio.get_running_loop().create_future())
+        if not level.enqueue(c.flow, waiter):
             self.m_rejected.labels(level.config.name, c.flow_schema, "queue-full").inc()
             raise errors.too_many_requests(RETRY_AFTER)
-        waiter = _Waiter(seats, asyncio.get_running_loop().create_future())
-        queue.append(waiter)
-        level.waiting += 1
         self._observe(level)
         try:
             await asyncio.wait_for(asyncio.shield(waiter.granted), QUEUE_WAIT)
@@ -223,9 +240,7 @@ class FlowController:
                 level.dispatch()
             else:
                 waiter.granted.cancel()  # dispatch() skips and drops it
-                if waiter in queue:
-                    queue.remove(waiter)
-                    level.waiting -= 1
+                level.dequeue(waiter)
             self._observe(level)
             if isinstance(exc, asyncio.CancelledError):
                 raise
