@@ -11,6 +11,10 @@ Prints one JSON document. Per backend it starts its own `mini-apiserver` (and et
   `/readyz` and a GET of one ConfigMap (another flow); and `--nodes` (20) simulated kubelets renew
   their Lease in kube-node-lease every `--lease-interval` seconds (2), with a kubelet User-Agent.
 
+With `--slow-watchers N` (200), N connections also watch all pods and never read a byte: the
+server's memory (RSS before and after) must stay bounded, and watchers that fall more than
+`--watch-buffer-events` behind are dropped (how many are still registered at the end is reported).
+
 Reported: /readyz and single-GET latency p50/p99, Lease renewals (count, p99 latency, longest gap
 between two renewals of one node, and how many gaps exceeded 4x the interval: with Kubernetes'
 10 s renewals and 40 s grace period, that is a node going NotReady), and the load's answers by
@@ -30,7 +34,9 @@ import asyncio
 import json
 import multiprocessing
 import os
+import re
 import shlex
+import socket
 import sys
 import time
 from pathlib import Path
@@ -43,7 +49,8 @@ from client.rest import RESTClient  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
 
 NAMESPACE = "overload"
-LISTER, CREATOR, PROBE, KUBELET = "classroom-lister/1.0", "classroom-creator/1.0", "probe-kubectl/1.0", "mini-kubelet/v1.32 (bench)"
+LISTER, CREATOR, PROBE = "classroom-lister/1.0", "classroom-creator/1.0", "probe-kubectl/1.0"
+KUBELET = "mini-kubelet/v1.32 (bench)"
 
 
 def pod(name: str) -> dict[str, Any]:
@@ -124,7 +131,8 @@ async def load(url: str, listers: int, creators: int, duration: float) -> dict[s
             n += 1
             body = json.dumps(pod(name)).encode()
             if await call(create_pool, creates, "POST", f"/api/v1/namespaces/{NAMESPACE}/pods", body) == 201:
-                await call(create_pool, creates, "DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods/{name}?gracePeriodSeconds=0")
+                path = f"/api/v1/namespaces/{NAMESPACE}/pods/{name}?gracePeriodSeconds=0"
+                await call(create_pool, creates, "DELETE", path)
 
     await asyncio.gather(*(lister() for _ in range(listers)), *(creator(i) for i in range(creators)))
     await list_pool.aclose()
@@ -238,6 +246,31 @@ class SourceServer(APIServerProcess):
         return self
 
 
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        kb = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+    return round(kb / 1024, 1)
+
+
+def slow_watchers(port: int, n: int) -> list[socket.socket]:
+    """N watches of all pods that never read: a tiny receive window, so the server must buffer."""
+    socks = []
+    for _ in range(n):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(("127.0.0.1", port))
+        s.sendall(b"GET /api/v1/pods?watch=1 HTTP/1.1\r\nHost: x\r\nUser-Agent: slow-watcher/1.0\r\n\r\n")
+        socks.append(s)
+    return socks
+
+
+def watchers(url: str) -> float:
+    import httpx
+
+    m = re.search(r'^apiserver_registered_watchers\{resource="pods"\} (\S+)$', httpx.get(url + "/metrics").text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
 def run_backend(backend: str, args: argparse.Namespace) -> dict[str, Any]:
     etcd = None
     if backend == "etcd":
@@ -252,13 +285,23 @@ def run_backend(backend: str, args: argparse.Namespace) -> dict[str, Any]:
         seeded = time.perf_counter() - t
         ctx = multiprocessing.get_context("spawn")
         out = ctx.Queue()
-        proc = ctx.Process(target=_probe_process, args=(server.url, args.duration, args.nodes, args.lease_interval, out))
+        probe_args = (server.url, args.duration, args.nodes, args.lease_interval, out)
+        proc = ctx.Process(target=_probe_process, args=probe_args)
+        assert server.proc is not None
+        rss_before = rss_mb(server.proc.pid)
+        socks = slow_watchers(server.port, args.slow_watchers)
         proc.start()
         loaded = asyncio.run(load(server.url, args.listers, args.creators, args.duration))
         probed = out.get(timeout=args.duration + 300)
         proc.join(30)
+        memory = {"rss_mb_before": rss_before, "rss_mb_after": rss_mb(server.proc.pid)}
+        if socks:
+            memory["slow_watchers"] = len(socks)
+            memory["slow_watchers_still_registered"] = watchers(server.url)
+            for sock in socks:
+                sock.close()
         errors = [line for line in server.log_tail(400).splitlines() if "Traceback" in line or " ERROR " in line]
-        return {"seed_s": round(seeded, 1), **probed, **loaded, "server_log_errors": len(errors)}
+        return {"seed_s": round(seeded, 1), **probed, **loaded, "memory": memory, "server_log_errors": len(errors)}
     finally:
         server.cleanup()
         if etcd is not None:
@@ -274,6 +317,7 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=20)
     parser.add_argument("--duration", type=float, default=30.0)
     parser.add_argument("--lease-interval", type=float, default=2.0)
+    parser.add_argument("--slow-watchers", type=int, default=0, help="watches of all pods that never read")
     parser.add_argument("--source", default=None, help="run the API server from this checkout (before/after)")
     parser.add_argument("--server-args", default="", help="extra mini-apiserver flags")
     args = parser.parse_args()
