@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from api import errors
 from apiserver import storage
@@ -146,6 +147,9 @@ async def dispatch(request: Request, group: str, version: str, path: str) -> Res
     except storage.StorageError as exc:
         code = 503
         raise errors.service_unavailable(f"storage is unavailable: {exc}") from None
+    except ClientDisconnect:
+        code = 0  # no answer: the client hung up in the middle of its request (front.py)
+        raise
     finally:
         resource = info.rt.key
         server.metrics.requests.labels(verb, resource, info.subresource or "", str(code)).inc()

@@ -149,3 +149,20 @@ async def test_watcher_that_does_not_read_is_dropped(tiny: APIServerProcess) -> 
     finally:
         sock.close()
         api.close()
+
+
+async def test_client_hanging_up_mid_body_is_no_internal_error(tiny: APIServerProcess) -> None:
+    body = cm_body("never-finished")
+    c = await Raw.open(tiny)
+    c.send("POST", "/api/v1/namespaces/default/configmaps", "hang-up/1.0", body[:5], length=len(body))
+
+    def seats() -> float:
+        return metric(tiny, "apiserver_flowcontrol_current_executing_seats", priority_level="global-default")
+
+    await until(lambda: seats() == 1, "the request to start")
+    c.close()
+    await until(lambda: seats() == 0, "the server to notice the client is gone")
+    counted = metric(tiny, "apiserver_request_total", verb="create", resource="configmaps", code="0")
+    assert counted >= 1  # recorded as "no answer", not as a 500
+    log = tiny.log_path.read_text()
+    assert "Traceback" not in log and "internal error" not in log, log[-2000:]
