@@ -27,10 +27,10 @@ How this maps to Kubernetes:
 - Fair queuing: a flow is dealt a *hand* of `hand_size` queues out of `queues` from a hash of its
   name (shuffle sharding) and each request joins the shortest queue of its hand, so a flow that
   floods one level cannot fill every queue, and two flows rarely share a whole hand. Kubernetes then
-  picks the queue whose virtual finish time is smallest (fair by seat-seconds); we pick the queue
-  that has been given the fewest seats (fair by seats: a LIST of ten seats counts ten GETs), and
-  a queue that was idle starts level with the busy ones. Either way 48 LISTs of one script wait
-  behind one another, while a `kubectl get cm x` from someone else gets the next free seat.
+  picks the queue whose head has the earliest virtual finish time (fair by seat-seconds); we count
+  seats only: a queue's finish is the seats it was given so far plus its head's (a LIST of ten
+  seats counts ten GETs), and a queue that was idle starts level with the busy ones. Either way
+  48 LISTs of one script wait behind one another, while a `kubectl get cm x` from someone else gets the next free seat.
 - A queued request waits at most `QUEUE_WAIT` seconds (Kubernetes: a quarter of the request
   timeout), then gets 429 like one that found its queue full.
 
@@ -136,12 +136,12 @@ class PriorityLevel:
                 return
 
     def dispatch(self) -> None:
-        """Start queued requests while seats are free: always from the queue that has been served
-        the fewest seats so far (ties: the narrower request first)."""
+        """Start queued requests while seats are free, always the head whose "virtual finish" is
+        earliest: the seats its queue was given so far plus its own (a GET of an idle flow goes
+        before the next LIST of a busy one)."""
         while self.waiting:
-            index = min(
-                (i for i, q in enumerate(self.queues) if q), key=lambda i: (self.served[i], self.queues[i][0].seats)
-            )
+            busy = (i for i, q in enumerate(self.queues) if q)
+            index = min(busy, key=lambda i: self.served[i] + self.queues[i][0].seats)
             head = self.queues[index][0]
             if self.executing + head.seats > self.limit:
                 return  # wait for seats; skipping a wide request could starve it
@@ -190,10 +190,10 @@ class FlowController:
             ["priority_level", "flow_schema"],
             registry=registry,
         )
+        self._gauges: dict[str, tuple[Gauge, Gauge]] = {}  # the labelled children, looked up once
         for name, level in self.levels.items():
             self.m_limit.labels(name).set(level.limit)
-            self.m_executing.labels(name).set(0)
-            self.m_inqueue.labels(name).set(0)
+            self._gauges[name] = (self.m_executing.labels(name), self.m_inqueue.labels(name))
 
     def seats(self, a: RequestAttributes) -> int:
         """The work estimate: one seat, or one per OBJECTS_PER_SEAT objects for a LIST."""
@@ -248,5 +248,6 @@ class FlowController:
             raise errors.too_many_requests(RETRY_AFTER) from None
 
     def _observe(self, level: PriorityLevel) -> None:
-        self.m_executing.labels(level.config.name).set(level.executing)
-        self.m_inqueue.labels(level.config.name).set(level.waiting)
+        executing, inqueue = self._gauges[level.config.name]
+        executing.set(level.executing)
+        inqueue.set(level.waiting)
