@@ -35,8 +35,9 @@ How this maps to Kubernetes:
   timeout), then gets 429 like one that found its queue full.
 
 Metrics carry Kubernetes' names: apiserver_flowcontrol_current_executing_seats,
-apiserver_flowcontrol_current_inqueue_requests, apiserver_flowcontrol_rejected_requests_total and
-apiserver_flowcontrol_dispatched_requests_total, labelled by priority_level (and flow_schema).
+apiserver_flowcontrol_current_inqueue_requests, apiserver_flowcontrol_rejected_requests_total,
+apiserver_flowcontrol_dispatched_requests_total and apiserver_flowcontrol_request_wait_duration_seconds,
+labelled by priority_level (and flow_schema).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from api import errors
 from apiserver.flowcontrol_schemas import Classification, RequestAttributes
@@ -190,16 +191,28 @@ class FlowController:
             ["priority_level", "flow_schema"],
             registry=registry,
         )
+        self.m_wait = Histogram(
+            "apiserver_flowcontrol_request_wait_duration_seconds",
+            "Time requests spent in a queue; execute is false for those turned away.",
+            ["priority_level", "flow_schema", "execute"],
+            buckets=(0.001, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30),
+            registry=registry,
+        )
         self._gauges: dict[str, tuple[Gauge, Gauge]] = {}  # the labelled children, looked up once
         for name, level in self.levels.items():
             self.m_limit.labels(name).set(level.limit)
             self._gauges[name] = (self.m_executing.labels(name), self.m_inqueue.labels(name))
 
     def seats(self, a: RequestAttributes) -> int:
-        """The work estimate: one seat, or one per OBJECTS_PER_SEAT objects for a LIST."""
+        """The work estimate: one seat, or one per OBJECTS_PER_SEAT objects (of the resource, at most
+        `limit`) for a LIST."""
         if a.method != "GET" or a.name is not None or a.resource is None or self.count_objects is None:
             return 1
-        return max(1, min(MAX_SEATS, math.ceil(self.count_objects(a.resource) / OBJECTS_PER_SEAT)))
+        objects = self.count_objects(a.resource)
+        limit = a.param("limit")
+        if limit.isdigit() and int(limit) > 0:  # a page of a paginated list
+            objects = min(objects, int(limit))
+        return max(1, min(MAX_SEATS, math.ceil(objects / OBJECTS_PER_SEAT)))
 
     async def acquire(self, c: Classification, a: RequestAttributes) -> Callable[[], None] | None:
         """Wait for seats; return the function that gives them back (None: nothing to give back).
@@ -232,8 +245,12 @@ class FlowController:
             self.m_rejected.labels(level.config.name, c.flow_schema, "queue-full").inc()
             raise errors.too_many_requests(RETRY_AFTER)
         self._observe(level)
+        started = asyncio.get_running_loop().time()
         try:
             await asyncio.wait_for(asyncio.shield(waiter.granted), QUEUE_WAIT)
+            self.m_wait.labels(level.config.name, c.flow_schema, "true").observe(
+                asyncio.get_running_loop().time() - started
+            )
         except (TimeoutError, asyncio.CancelledError) as exc:
             if waiter.granted.done() and not waiter.granted.cancelled():  # granted as we gave up
                 level.executing -= seats
@@ -245,6 +262,7 @@ class FlowController:
             if isinstance(exc, asyncio.CancelledError):
                 raise
             self.m_rejected.labels(level.config.name, c.flow_schema, "time-out").inc()
+            self.m_wait.labels(level.config.name, c.flow_schema, "false").observe(QUEUE_WAIT)
             raise errors.too_many_requests(RETRY_AFTER) from None
 
     def _observe(self, level: PriorityLevel) -> None:

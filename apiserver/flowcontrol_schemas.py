@@ -59,13 +59,20 @@ class RequestAttributes:
     def user(self) -> str:
         return f"{self.user_agent}@{self.client}"
 
+    def param(self, name: str) -> str:
+        """One query parameter's value ("" when absent)."""
+        for pair in self.query.split("&"):
+            key, _, value = pair.partition("=")
+            if key == name:
+                return value
+        return ""
+
     @property
     def long_running(self) -> bool:
         """Watches and followed logs: hours-long, so kube-apiserver counts them against no limit."""
-        params = {p.split("=", 1)[0]: p.partition("=")[2] for p in self.query.split("&") if p}
-        if self.method == "GET" and params.get("watch", "").lower() in ("1", "true"):
+        if self.method == "GET" and self.param("watch").lower() in ("1", "true"):
             return True
-        return self.subresource == "log" and params.get("follow", "").lower() in ("1", "true")
+        return self.subresource == "log" and self.param("follow").lower() in ("1", "true")
 
 
 @dataclass(frozen=True, slots=True)
