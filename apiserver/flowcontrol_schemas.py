@@ -93,6 +93,8 @@ def parse(method: str, path: str, query: str, user_agent: str, client: str) -> R
     else:
         return RequestAttributes(method, path, user_agent, client, query=query)
     namespace = None
+    if len(rest) == 3 and rest[0] == "namespaces" and rest[2] in ("status", "finalize"):  # a namespace's own
+        return RequestAttributes(method, path, user_agent, client, None, "namespaces", rest[1], rest[2], query)
     if len(rest) >= 3 and rest[0] == "namespaces":
         namespace, rest = rest[1], rest[2:]
     elif len(rest) in (1, 2) and rest[0] == "namespaces":  # the namespace object itself

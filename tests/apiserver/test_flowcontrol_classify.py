@@ -33,6 +33,15 @@ def test_classification(method: str, path: str, agent: str, schema: str, level: 
     assert (c.flow_schema, c.priority_level) == (schema, level)
 
 
+def test_request_info() -> None:
+    a = parse("PUT", "/api/v1/namespaces/ns1/finalize", "", KUBECTL, "x")
+    assert (a.namespace, a.resource, a.name, a.subresource) == (None, "namespaces", "ns1", "finalize")
+    a = parse("PATCH", "/apis/apps/v1/namespaces/d/deployments/web/scale", "", KUBECTL, "x")
+    assert (a.namespace, a.resource, a.name, a.subresource) == ("d", "deployments.apps", "web", "scale")
+    a = parse("GET", "/api/v1/nodes", "", KUBECTL, "x")
+    assert (a.namespace, a.resource, a.name) == (None, "nodes", None)
+
+
 def test_flows_are_user_agent_and_address() -> None:
     a = classify(parse("GET", "/api/v1/pods", "", KUBECTL, "10.0.0.1"))
     b = classify(parse("GET", "/api/v1/pods", "", KUBECTL, "10.0.0.2"))
