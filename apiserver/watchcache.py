@@ -40,6 +40,7 @@ log = logging.getLogger("apiserver.watchcache")
 
 Predicate = Callable[[dict[str, Any]], bool]
 SUBSCRIBER_QUEUE = 10_000
+FELL_BEHIND = "watcher fell too far behind"
 
 
 @dataclass(slots=True)
@@ -82,7 +83,7 @@ class Subscriber:
         elif self.queue.qsize() >= self.limit + self.backlog:
             # It does not read what it is sent: drop it, as kube-apiserver's cacher does, rather
             # than keep every event for it. It re-watches from its last resourceVersion.
-            self.close("watcher fell too far behind")
+            self.close(FELL_BEHIND)
             if self.on_overflow is not None:
                 self.on_overflow()
             return
@@ -105,6 +106,11 @@ class Subscriber:
         if before:  # stopped matching: to this watcher the object is gone
             return CacheEvent("DELETED", obj, ev.revision, ev.prev, ev._json)
         return None
+
+    @property
+    def dropped(self) -> bool:
+        """Closed for not reading: what is still queued for it will never be delivered."""
+        return self.closed_reason == FELL_BEHIND
 
     def close(self, reason: str) -> None:
         if not self.closed_reason:

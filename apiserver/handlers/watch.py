@@ -108,7 +108,7 @@ async def _events(
             if bookmark and (deadline is None or deadline - time.monotonic() > 0):
                 yield bookmark()
             continue
-        if ev is None:
+        if ev is None or sub.dropped:  # dropped: its connection is cut, render nothing more
             return
         out = [render(ev)]
         # Drain what is already queued into one chunk: fewer writes under bursts.
