@@ -27,9 +27,11 @@ How this maps to Kubernetes:
 - Fair queuing: a flow is dealt a *hand* of `hand_size` queues out of `queues` from a hash of its
   name (shuffle sharding) and each request joins the shortest queue of its hand, so a flow that
   floods one level cannot fill every queue, and two flows rarely share a whole hand. Kubernetes then
-  picks the queue whose head has the earliest virtual finish time (fair by seat-seconds); we count
-  seats only: a queue's finish is the seats it was given so far plus its head's (a LIST of ten
-  seats counts ten GETs), and a queue that was idle starts level with the busy ones. Either way
+  picks the queue whose head has the earliest virtual finish time (fair by seat-seconds). We keep
+  the same idea without the fluid clock: each queue is charged seats x seconds for every request
+  it ran (an estimate when it starts, corrected when it ends), the next request comes from the
+  queue whose charge plus its head's estimate is smallest, and a queue that was idle starts level
+  with the busy ones. A LIST of ten seats for two seconds costs a thousand 20 ms GETs. Either way
   48 LISTs of one script wait behind one another, while a `kubectl get cm x` from someone else gets the next free seat.
 - A queued request waits at most `QUEUE_WAIT` seconds (Kubernetes: a quarter of the request
   timeout), then gets 429 like one that found its queue full.
@@ -43,6 +45,7 @@ labelled by priority_level (and flow_schema).
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import math
 from collections import deque
@@ -58,6 +61,7 @@ QUEUE_WAIT = 15.0  # seconds a request may wait in a queue: kube-apiserver's 60 
 RETRY_AFTER = 1  # seconds, what the Retry-After header of a 429 says
 OBJECTS_PER_SEAT = 100  # a LIST costs one seat per this many objects...
 MAX_SEATS = 10  # ...and at most this many
+ESTIMATED_SECONDS = 0.05  # what a request is charged when it starts; corrected when it ends
 
 
 @dataclass(frozen=True)
@@ -96,13 +100,14 @@ class PriorityLevel:
     executing: int = 0  # seats in use
     waiting: int = 0  # requests queued
     queues: list[deque[_Waiter]] = field(default_factory=list)
-    served: list[int] = field(default_factory=list)  # seats each queue has been given so far
+    served: list[float] = field(default_factory=list)  # seat-seconds each queue has been given so far
 
     def __post_init__(self) -> None:
         self.queues = [deque() for _ in range(self.config.queues)]
-        self.served = [0] * self.config.queues
+        self.served = [0.0] * self.config.queues
 
-    def hand(self, flow: str) -> list[int]:
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 (a level lives as long as the server)
+    def hand(self, flow: str) -> tuple[int, ...]:
         """Shuffle sharding: `hand_size` distinct queues for this flow, from a hash of its name."""
         n, size = self.config.queues, min(self.config.hand_size, self.config.queues)
         value = int.from_bytes(hashlib.sha256(flow.encode()).digest()[:8], "big")
@@ -113,18 +118,32 @@ class PriorityLevel:
                 if card >= p:
                     card += 1
             picked.append(card)
-        return picked
+        return tuple(picked)
 
-    def enqueue(self, flow: str, waiter: _Waiter) -> bool:
-        """Put a waiter in the shortest queue of its flow's hand; False when that queue is full."""
+    def pick(self, flow: str) -> int:
+        """The shortest queue of the flow's hand; an idle queue starts level with the busy ones
+        (no credit for idling)."""
         index = min(self.hand(flow), key=lambda i: len(self.queues[i]))
+        if not self.queues[index] and self.waiting:
+            busy = [self.served[i] for i, q in enumerate(self.queues) if q]
+            self.served[index] = max(self.served[index], min(busy))
+        return index
+
+    def run_now(self, index: int, seats: int) -> None:
+        self.served[index] += seats * ESTIMATED_SECONDS
+        self.executing += seats
+
+    def finished(self, index: int, seats: int, seconds: float) -> None:
+        """Give the seats back; charge the queue what the request really used."""
+        self.served[index] += seats * (seconds - ESTIMATED_SECONDS)
+        self.executing -= seats
+        self.dispatch()
+
+    def enqueue(self, index: int, waiter: _Waiter) -> bool:
+        """Put a waiter in queue `index`; False when that queue is full."""
         queue = self.queues[index]
         if len(queue) >= self.config.queue_length_limit:
             return False
-        if not queue:  # an idle queue starts level with the busy ones: no credit for idling
-            busy = [self.served[i] for i, q in enumerate(self.queues) if q]
-            if busy:
-                self.served[index] = max(self.served[index], min(busy))
         queue.append(waiter)
         self.waiting += 1
         return True
@@ -138,11 +157,11 @@ class PriorityLevel:
 
     def dispatch(self) -> None:
         """Start queued requests while seats are free, always the head whose "virtual finish" is
-        earliest: the seats its queue was given so far plus its own (a GET of an idle flow goes
-        before the next LIST of a busy one)."""
+        earliest: the seat-seconds its queue was given so far plus its own estimate (a GET of an
+        idle flow goes before the next LIST of a busy one)."""
         while self.waiting:
             busy = (i for i, q in enumerate(self.queues) if q)
-            index = min(busy, key=lambda i: self.served[i] + self.queues[i][0].seats)
+            index = min(busy, key=lambda i: self.served[i] + self.queues[i][0].seats * ESTIMATED_SECONDS)
             head = self.queues[index][0]
             if self.executing + head.seats > self.limit:
                 return  # wait for seats; skipping a wide request could starve it
@@ -150,8 +169,7 @@ class PriorityLevel:
             self.waiting -= 1
             if head.granted.done():  # gave up waiting just now
                 continue
-            self.served[index] += head.seats
-            self.executing += head.seats
+            self.run_now(index, head.seats)
             head.granted.set_result(None)
 
 
@@ -221,27 +239,29 @@ class FlowController:
         if level is None or a.long_running:
             return None
         seats = min(self.seats(a), level.limit)
+        index = level.pick(c.flow)
         if level.waiting == 0 and level.executing + seats <= level.limit:
-            level.executing += seats
+            level.run_now(index, seats)
         else:
-            await self._wait(level, c, seats)
+            await self._wait(level, c, index, seats)
         self.m_dispatched.labels(level.config.name, c.flow_schema).inc()
         self._observe(level)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         released = False
 
         def release() -> None:
             nonlocal released
             if not released:
                 released = True
-                level.executing -= seats
-                level.dispatch()
+                level.finished(index, seats, loop.time() - started)
                 self._observe(level)
 
         return release
 
-    async def _wait(self, level: PriorityLevel, c: Classification, seats: int) -> None:
+    async def _wait(self, level: PriorityLevel, c: Classification, index: int, seats: int) -> None:
         waiter = _Waiter(seats, asyncio.get_running_loop().create_future())
-        if not level.enqueue(c.flow, waiter):
+        if not level.enqueue(index, waiter):
             self.m_rejected.labels(level.config.name, c.flow_schema, "queue-full").inc()
             raise errors.too_many_requests(RETRY_AFTER)
         self._observe(level)
@@ -253,8 +273,7 @@ class FlowController:
             )
         except (TimeoutError, asyncio.CancelledError) as exc:
             if waiter.granted.done() and not waiter.granted.cancelled():  # granted as we gave up
-                level.executing -= seats
-                level.dispatch()
+                level.finished(index, seats, 0.0)
             else:
                 waiter.granted.cancel()  # dispatch() skips and drops it
                 level.dequeue(waiter)
