@@ -126,6 +126,9 @@ class WatchCache:
         self.ring: deque[CacheEvent] = deque(maxlen=max(capacity, 1))
         self.objects: dict[str, dict[str, Any]] = {}  # storage key → current object
         self.raw: dict[str, tuple[bytes, int]] = {}  # storage key → (stored bytes, revision)
+        # storage key → the synthetic ADDED event a new watch starts with, shared by every watcher
+        # so each object is serialised once however many watches start (200 `get -w` at once)
+        self.added: dict[str, CacheEvent] = {}
         self.revision = 0  # newest revision this cache reflects
         self.oldest = 0  # every change after this revision is in the ring
         self.subscribers: set[Subscriber] = set()
@@ -156,6 +159,7 @@ class WatchCache:
             obj = ResourceStore.decode(kv.value, kv.revision)
             objects[kv.key] = obj
         self.objects = objects
+        self.added = {}
         self.raw = {kv.key: (kv.value, kv.revision) for kv in res.items}
         self.revision = self.oldest = res.revision
         self.ring.clear()
@@ -195,6 +199,7 @@ class WatchCache:
         if ev.revision <= self.revision:
             return  # already seen (a re-watch may overlap)
         prev = self.objects.get(ev.key)
+        self.added.pop(ev.key, None)
         if ev.type == "DELETED":
             self.objects.pop(ev.key, None)
             self.raw.pop(ev.key, None)
@@ -220,7 +225,7 @@ class WatchCache:
         await self.start()
         sub = Subscriber(namespace, predicate, max(1, limit))
         if after is None:
-            backlog = [CacheEvent("ADDED", o, int(o["metadata"]["resourceVersion"])) for o in self.objects.values()]
+            backlog = [self._added(key, o) for key, o in self.objects.items()]
         elif after < self.oldest:
             raise errors.expired(f"too old resource version: {after} ({self.oldest})")
         else:
@@ -230,6 +235,12 @@ class WatchCache:
             sub.offer(e, initial=True)
         self.subscribers.add(sub)
         return sub
+
+    def _added(self, key: str, obj: dict[str, Any]) -> CacheEvent:
+        ev = self.added.get(key)
+        if ev is None:
+            ev = self.added[key] = CacheEvent("ADDED", obj, int(obj["metadata"]["resourceVersion"]))
+        return ev
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)
