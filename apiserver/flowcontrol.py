@@ -33,6 +33,9 @@ How this maps to Kubernetes:
   queue whose charge plus its head's estimate is smallest, and a queue that was idle starts level
   with the busy ones. A LIST of ten seats for two seconds costs a thousand 20 ms GETs. Either way
   48 LISTs of one script wait behind one another, while a `kubectl get cm x` from someone else gets the next free seat.
+- Like Kubernetes, dispatch never skips a head that does not fit: while a ten-seat LIST waits
+  for ten free seats, a one-seat GET behind it in the order waits too (skipping would starve wide
+  requests). That is what still delays single GETs under bench/overload.py.
 - A queued request waits at most `QUEUE_WAIT` seconds (Kubernetes: a quarter of the request
   timeout), then gets 429 like one that found its queue full.
 
