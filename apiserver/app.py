@@ -22,10 +22,12 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from api import errors
 from apiserver import storage
 from apiserver.config import ServerConfig
+from apiserver.flowcontrol import FlowController
 from apiserver.front import APIFront
 from apiserver.handlers import discovery
 from apiserver.handlers.common import bool_param, json_response
@@ -63,6 +65,12 @@ def create_app(config: ServerConfig) -> APIFront:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         server = APIServer(config, await open_storage(config))
         app.state.server = server
+        app.state.flowcontrol = FlowController(
+            config.max_requests_inflight,
+            config.max_mutating_requests_inflight,
+            server.metrics.registry,
+            count_objects=lambda key: len(server.caches[key].objects) if key in server.caches else 0,
+        )
         await server.start()
         try:
             yield
@@ -145,6 +153,9 @@ async def dispatch(request: Request, group: str, version: str, path: str) -> Res
     except storage.StorageError as exc:
         code = 503
         raise errors.service_unavailable(f"storage is unavailable: {exc}") from None
+    except ClientDisconnect:
+        code = 0  # no answer: the client hung up in the middle of its request (front.py)
+        raise
     finally:
         resource = info.rt.key
         server.metrics.requests.labels(verb, resource, info.subresource or "", str(code)).inc()

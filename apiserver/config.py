@@ -26,6 +26,11 @@ class ServerConfig:
     default_not_ready_toleration_seconds: int = 300
     default_unreachable_toleration_seconds: int = 300
     verbosity: int = 0
+    # flow control (flowcontrol.py): their sum is the server's seats; the watcher buffer is how
+    # many events a watch may fall behind before it is closed (watchcache.py)
+    max_requests_inflight: int = 400
+    max_mutating_requests_inflight: int = 200
+    watch_buffer_events: int = 10_000
 
     @property
     def advertise_address(self) -> str:

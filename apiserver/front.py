@@ -11,6 +11,11 @@ wrapping) before any of our code runs. Profiled under a kubelet's pod-status wri
 quarter of the API server's CPU, and the API handlers need none of it: they read the request
 themselves, and every error they raise becomes a `Status` right here — the same body FastAPI's
 exception handlers in app.py produce for the paths it still serves.
+
+Every request, whichever way it goes, first passes flow control (flowcontrol.py): it is classified
+into a priority level and may wait in a queue for a seat, or be turned away with 429 and a
+Retry-After header. A client that hangs up while its answer is being written is not an error of
+ours: it is logged at debug level, without a traceback.
 """
 
 from __future__ import annotations
@@ -19,10 +24,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from api import errors
+from apiserver.flowcontrol import FlowController
+from apiserver.flowcontrol_schemas import classify, parse
 from apiserver.handlers.common import json_response
 
 log = logging.getLogger("apiserver")
@@ -59,17 +66,76 @@ class APIFront:
         self.dispatch = dispatch
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        target = api_target(scope["path"]) if scope["type"] == "http" else None
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        release = None
+        flow: FlowController | None = getattr(getattr(self.app, "state", None), "flowcontrol", None)
+        if flow is not None:
+            attrs = parse(
+                scope["method"],
+                scope["path"],
+                scope.get("query_string", b"").decode("latin-1"),
+                _header(scope, b"user-agent"),
+                (scope.get("client") or ("", 0))[0],
+            )
+            try:
+                release = await flow.acquire(classify(attrs), attrs)
+            except errors.StatusError as exc:
+                retry = str(exc.retry_after_seconds or 1)
+                response = json_response(exc.to_status(), exc.code)
+                response.headers["Retry-After"] = retry
+                await _send_quietly(response, scope, receive, send)
+                return
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            if release is not None:
+                release()
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        target = api_target(scope["path"])
         if target is None:
             await self.app(scope, receive, send)
             return
         scope["app"] = self.app  # what FastAPI would set: handlers find the server on it
+        scope[ABORT] = lambda: _abort(send)
         try:
             response = await self.dispatch(Request(scope, receive, send), *target)
         except errors.StatusError as exc:
             response = json_response(exc.to_status(), exc.code)
+        except ClientDisconnect:  # hung up in the middle of sending its body: nobody to answer
+            log.debug("client %s disconnected before its request body was complete", scope.get("client"))
+            return
         except Exception as exc:  # a bug: say so in a Status, never an HTML page
             log.exception("internal error")
             err = errors.internal(f"{type(exc).__name__}: {exc}")
             response = json_response(err.to_status(), err.code)
+        await _send_quietly(response, scope, receive, send)
+
+
+ABORT = "mini_k8s.abort"  # scope key: call it to cut the client's connection at once
+
+
+def _abort(send: Send) -> None:
+    """Close the connection now, dropping whatever is still buffered for it. ASGI has no message
+    for that (a watch we drop must end even if the client never reads again), so we reach the
+    socket through uvicorn's request cycle, whose bound `send` this is."""
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if transport is not None:
+        transport.abort()
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    for key, value in scope.get("headers") or ():
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return ""
+
+
+async def _send_quietly(response: Response, scope: Scope, receive: Receive, send: Send) -> None:
+    """Write the answer; a client that went away meanwhile is its own business, not a 500."""
+    try:
         await response(scope, receive, send)
+    except OSError as exc:  # ClientDisconnected is an OSError
+        log.debug("client %s went away before its answer was written: %s", scope.get("client"), exc)

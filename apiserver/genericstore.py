@@ -29,6 +29,7 @@ from api import errors
 from api.registry import ResourceType
 from apiserver import storage
 from apiserver.codec import dumps
+from apiserver.flowcontrol_yield import pause
 
 Mutator = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None] | dict[str, Any] | None]
 Filter = Callable[[dict[str, Any]], bool]
@@ -186,7 +187,8 @@ class ResourceStore:
                     raise errors.bad_request(f"continue key is not valid: {exc.message}") from None
                 raise
             revision = res.revision
-            for kv in res.items:
+            for i, kv in enumerate(res.items):
+                await pause(i)  # decoding thousands of objects must not hold the event loop
                 obj = self.decode(kv.value, kv.revision)
                 after = kv.key
                 if keep is None or keep(obj):

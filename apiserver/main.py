@@ -51,6 +51,21 @@ def run(
         int, typer.Option("--default-unreachable-toleration-seconds")
     ] = 300,
     verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity (0-4).")] = 0,
+    # -- flow control (apiserver/flowcontrol.py) --
+    max_requests_inflight: Annotated[
+        int,
+        typer.Option(
+            "--max-requests-inflight",
+            help="With --max-mutating-requests-inflight, the seats API Priority and Fairness shares out.",
+        ),
+    ] = 400,
+    max_mutating_requests_inflight: Annotated[
+        int, typer.Option("--max-mutating-requests-inflight", help="Added to --max-requests-inflight.")
+    ] = 200,
+    watch_buffer_events: Annotated[
+        int,
+        typer.Option("--watch-buffer-events", help="Events a watch may fall behind before it is closed (mini-k8s)."),
+    ] = 10_000,
 ) -> None:
     if sqlite_synchronous not in ("full", "normal"):
         raise typer.BadParameter("must be full or normal", param_hint="--sqlite-synchronous")
@@ -73,7 +88,13 @@ def run(
         default_not_ready_toleration_seconds=default_not_ready_toleration_seconds,
         default_unreachable_toleration_seconds=default_unreachable_toleration_seconds,
         verbosity=verbosity,
+        max_requests_inflight=max_requests_inflight,
+        max_mutating_requests_inflight=max_mutating_requests_inflight,
+        watch_buffer_events=watch_buffer_events,
     )
+    if max_requests_inflight < 0 or max_mutating_requests_inflight < 0 or watch_buffer_events < 1:
+        raise typer.BadParameter("--max-requests-inflight and --max-mutating-requests-inflight must be >= 0, "
+                                 "--watch-buffer-events >= 1")
     from apiserver.app import create_app
 
     uvicorn.run(

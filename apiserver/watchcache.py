@@ -40,6 +40,7 @@ log = logging.getLogger("apiserver.watchcache")
 
 Predicate = Callable[[dict[str, Any]], bool]
 SUBSCRIBER_QUEUE = 10_000
+FELL_BEHIND = "watcher fell too far behind"
 
 
 @dataclass(slots=True)
@@ -64,20 +65,29 @@ class WatchClosed(Exception):
 class Subscriber:
     namespace: str | None
     predicate: Predicate | None
-    queue: asyncio.Queue[CacheEvent | None] = field(default_factory=lambda: asyncio.Queue(SUBSCRIBER_QUEUE))
+    limit: int = SUBSCRIBER_QUEUE  # events this watcher may fall behind (--watch-buffer-events)
+    queue: asyncio.Queue[CacheEvent | None] = field(default_factory=asyncio.Queue)
     closed_reason: str | None = None
+    backlog: int = 0  # the synthetic ADDED events a watch starts with: they do not count
+    on_overflow: Callable[[], None] | None = None  # what to do when the watcher is dropped
 
-    def offer(self, ev: CacheEvent) -> None:
+    def offer(self, ev: CacheEvent, *, initial: bool = False) -> None:
         """Route one event to this watcher, translating selector transitions as Kubernetes does."""
         if self.closed_reason:
             return
         out = self._translate(ev)
         if out is None:
             return
-        try:
-            self.queue.put_nowait(out)
-        except asyncio.QueueFull:
-            self.close("watcher fell too far behind")
+        if initial:
+            self.backlog += 1
+        elif self.queue.qsize() >= self.limit + self.backlog:
+            # It does not read what it is sent: drop it, as kube-apiserver's cacher does, rather
+            # than keep every event for it. It re-watches from its last resourceVersion.
+            self.close(FELL_BEHIND)
+            if self.on_overflow is not None:
+                self.on_overflow()
+            return
+        self.queue.put_nowait(out)
 
     def _translate(self, ev: CacheEvent) -> CacheEvent | None:
         obj = ev.object
@@ -97,15 +107,15 @@ class Subscriber:
             return CacheEvent("DELETED", obj, ev.revision, ev.prev, ev._json)
         return None
 
+    @property
+    def dropped(self) -> bool:
+        """Closed for not reading: what is still queued for it will never be delivered."""
+        return self.closed_reason == FELL_BEHIND
+
     def close(self, reason: str) -> None:
         if not self.closed_reason:
             self.closed_reason = reason
-            try:
-                self.queue.put_nowait(None)
-            except asyncio.QueueFull:
-                # Make room for the end marker: the watcher is being dropped anyway.
-                self.queue.get_nowait()
-                self.queue.put_nowait(None)
+            self.queue.put_nowait(None)
 
 
 class WatchCache:
@@ -116,6 +126,9 @@ class WatchCache:
         self.ring: deque[CacheEvent] = deque(maxlen=max(capacity, 1))
         self.objects: dict[str, dict[str, Any]] = {}  # storage key → current object
         self.raw: dict[str, tuple[bytes, int]] = {}  # storage key → (stored bytes, revision)
+        # storage key → the synthetic ADDED event a new watch starts with, shared by every watcher
+        # so each object is serialised once however many watches start (200 `get -w` at once)
+        self.added: dict[str, CacheEvent] = {}
         self.revision = 0  # newest revision this cache reflects
         self.oldest = 0  # every change after this revision is in the ring
         self.subscribers: set[Subscriber] = set()
@@ -146,6 +159,7 @@ class WatchCache:
             obj = ResourceStore.decode(kv.value, kv.revision)
             objects[kv.key] = obj
         self.objects = objects
+        self.added = {}
         self.raw = {kv.key: (kv.value, kv.revision) for kv in res.items}
         self.revision = self.oldest = res.revision
         self.ring.clear()
@@ -185,6 +199,7 @@ class WatchCache:
         if ev.revision <= self.revision:
             return  # already seen (a re-watch may overlap)
         prev = self.objects.get(ev.key)
+        self.added.pop(ev.key, None)
         if ev.type == "DELETED":
             self.objects.pop(ev.key, None)
             self.raw.pop(ev.key, None)
@@ -202,21 +217,30 @@ class WatchCache:
             s.offer(ce)
 
     # -- serving ------------------------------------------------------------------------------
-    async def subscribe(self, namespace: str | None, predicate: Predicate | None, after: int | None) -> Subscriber:
-        """Register a watcher. `after` None = synthetic ADDED for current objects, then live."""
+    async def subscribe(
+        self, namespace: str | None, predicate: Predicate | None, after: int | None, limit: int = SUBSCRIBER_QUEUE
+    ) -> Subscriber:
+        """Register a watcher. `after` None = synthetic ADDED for current objects, then live.
+        `limit`: how many live events it may have unread before it is dropped."""
         await self.start()
-        sub = Subscriber(namespace, predicate)
+        sub = Subscriber(namespace, predicate, max(1, limit))
         if after is None:
-            backlog = [CacheEvent("ADDED", o, int(o["metadata"]["resourceVersion"])) for o in self.objects.values()]
+            backlog = [self._added(key, o) for key, o in self.objects.items()]
         elif after < self.oldest:
             raise errors.expired(f"too old resource version: {after} ({self.oldest})")
         else:
             backlog = [e for e in self.ring if e.revision > after]
         # No await between taking the backlog and registering: no event can slip in between.
         for e in backlog:
-            sub.offer(e)
+            sub.offer(e, initial=True)
         self.subscribers.add(sub)
         return sub
+
+    def _added(self, key: str, obj: dict[str, Any]) -> CacheEvent:
+        ev = self.added.get(key)
+        if ev is None:
+            ev = self.added[key] = CacheEvent("ADDED", obj, int(obj["metadata"]["resourceVersion"]))
+        return ev
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)

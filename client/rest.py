@@ -25,6 +25,16 @@ Every request first takes a token from the client's TokenBucket (`--kube-api-qps
 `--kube-api-burst`), so a runaway loop cannot flood the server. A watch takes one token when it
 opens, however long it streams.
 
+Overload and hiccups are retried, boundedly, as client-go does:
+- 429 TooManyRequests (the server's flow control turned the request away before doing anything)
+  and any 5xx that carries a Retry-After header: wait what Retry-After says, then send it again,
+  whatever the verb — up to `max_retries` (10, client-go's default) times.
+- 502/503/504 without Retry-After, and a connection reset or cut short: sent again with exponential
+  back-off (0.1 s, 0.2 s, 0.4 s: three times) only when a repeat cannot do
+  harm: GET (get, list), a PUT whose object carries `metadata.resourceVersion` (a compare-and-swap:
+  it cannot apply twice) and a DELETE with preconditions. A refused connection or a time-out is not
+  retried: the server is down or stuck, and the caller (kubectl, a reflector) decides what to do.
+
 The client is asynchronous: components are asyncio programs that hold many watches open at once.
 Short requests use client/http1.py's keep-alive connections, watches and other streams httpx.
 A command-line tool wraps its calls in `asyncio.run(...)`.
@@ -32,8 +42,10 @@ A command-line tool wraps its calls in `asyncio.run(...)`.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
+import random
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -49,6 +61,8 @@ from client.ratelimit import TokenBucket
 from client.watch import WatchEvent, decode_event
 
 Resource = ResourceType | str
+
+BACKOFF_RETRIES = 3  # repeats of a safe request after a 502/503/504 or a broken connection
 
 PATCH_CONTENT_TYPES = {
     "merge": "application/merge-patch+json",
@@ -94,6 +108,22 @@ def _query_value(value: Any) -> str:
     return str(value)
 
 
+def _safe_to_repeat(method: str, body: Any) -> bool:
+    """Whether sending the request twice does no more than sending it once."""
+    if method in ("GET", "HEAD"):
+        return True
+    if method == "PUT":  # a compare-and-swap on resourceVersion cannot apply twice
+        return isinstance(body, Mapping) and bool(_meta(body).get("resourceVersion"))
+    if method == "DELETE":  # preconditions make a repeat fail instead of deleting a successor
+        return isinstance(body, Mapping) and bool(body.get("preconditions"))
+    return False
+
+
+def _backoff(attempt: int) -> float:
+    """0.1 s, 0.2 s, 0.4 s, ... at most 2 s, with a little jitter so clients do not march in step."""
+    return min(0.1 * 2**attempt, 2.0) * (1 + random.random() * 0.2)
+
+
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
 
@@ -114,6 +144,7 @@ class RESTClient:
         namespace: str = "default",
         user_agent: str = "mini-k8s-client",
         max_inflight: int = 8,
+        max_retries: int = 10,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         parts = urlsplit(self.base_url)
@@ -121,6 +152,7 @@ class RESTClient:
         self.namespace = namespace
         self.timeout = timeout
         self.limiter = TokenBucket(qps, burst)
+        self.max_retries = max_retries
         all_headers = {"User-Agent": user_agent, "Accept": "application/json"}
         all_headers.update(headers or {})
         # Short requests go over our own keep-alive HTTP/1.1 connections (client/http1.py: httpx
@@ -192,16 +224,44 @@ class RESTClient:
             content = json.dumps(body).encode()
             hdrs["Content-Type"] = content_type or "application/json"
         query = urlencode([(k, _query_value(v)) for k, v in (params or {}).items() if v is not None])
-        await self.limiter.wait()
-        try:
-            resp = await self._http.request(method, f"{path}?{query}" if query else path, headers=hdrs, body=content)
-        except OSError as exc:  # refused, reset, timed out (TimeoutError is an OSError), cut short
-            raise self._connection_error(exc) from exc
+        target = f"{path}?{query}" if query else path
+        safe = _safe_to_repeat(method, body)
+        attempt = 0
+        while True:
+            await self.limiter.wait()
+            try:
+                resp = await self._http.request(method, target, headers=hdrs, body=content)
+            except OSError as exc:  # refused, reset, timed out (TimeoutError is an OSError), cut short
+                err = self._connection_error(exc)
+                hopeless = isinstance(err, ConnectionRefused) or isinstance(exc, TimeoutError)
+                if not safe or hopeless or attempt >= min(self.max_retries, BACKOFF_RETRIES):
+                    raise err from exc
+                await asyncio.sleep(_backoff(attempt))
+                attempt += 1
+                continue
+            delay = self._retry_delay(resp, safe)
+            if delay is None or attempt >= (self.max_retries if delay >= 0 else min(self.max_retries, BACKOFF_RETRIES)):
+                break
+            await asyncio.sleep(delay if delay >= 0 else _backoff(attempt))
+            attempt += 1
         if resp.status_code >= 400:
             raise self._status_error(resp)
         if "json" in resp.headers.get("content-type", "") and resp.content:
             return resp.json()
         return resp.text
+
+    def _retry_delay(self, resp: Response, safe: bool) -> float | None:
+        """Seconds to wait before sending again (-1: back off), or None: this answer stands."""
+        code = resp.status_code
+        retry_after = resp.headers.get("retry-after", "")
+        if code == 429 or (code >= 500 and retry_after):
+            try:
+                return min(max(float(retry_after), 0.0), self.timeout)
+            except ValueError:
+                return 1.0  # an HTTP date, or nothing: client-go waits a second
+        if code in (502, 503, 504) and safe:
+            return -1
+        return None
 
     async def raw_stream(
         self,

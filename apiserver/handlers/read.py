@@ -18,6 +18,7 @@ from fastapi import Request, Response
 from api import errors
 from api.registry import ResourceType
 from apiserver.codec import wants_table
+from apiserver.flowcontrol_yield import encode_list
 from apiserver.handlers.common import int_param, json_response, list_predicate
 from apiserver.printers import build_table
 from apiserver.routing import RequestInfo
@@ -71,9 +72,9 @@ async def handle_list(server: APIServer, request: Request, info: RequestInfo) ->
             list_meta["remainingItemCount"] = page.remaining
     if wants_table(request.headers.get("accept")):
         return json_response(as_table(request, info.rt, items, list_meta))
-    return json_response(
-        {"kind": info.rt.list_kind, "apiVersion": info.rt.api_version, "metadata": list_meta, "items": items}
-    )
+    head = {"kind": info.rt.list_kind, "apiVersion": info.rt.api_version, "metadata": list_meta}
+    body = await encode_list(head, items)  # in slices: a big list must not hold the event loop
+    return Response(content=body, media_type="application/json")
 
 
 def _in_namespace(obj: dict[str, Any], namespace: str | None) -> bool:

@@ -52,7 +52,7 @@ async def handle_watch(server: APIServer, request: Request, info: RequestInfo) -
     table = wants_table(request.headers.get("accept"))
     cache = server.cache(info.rt)
     try:
-        sub = await cache.subscribe(info.namespace, keep, after)
+        sub = await cache.subscribe(info.namespace, keep, after, server.config.watch_buffer_events)
     except errors.StatusError as exc:
         return StreamingResponse(_one(_line("ERROR", dumps(exc.to_status()))), media_type="application/json")
 
@@ -69,6 +69,9 @@ async def handle_watch(server: APIServer, request: Request, info: RequestInfo) -
         }
         return _line("BOOKMARK", dumps(obj))
 
+    # A watcher too far behind is dropped: its connection is cut, so the server keeps nothing for
+    # a client that stopped reading (it re-watches from its last resourceVersion).
+    sub.on_overflow = request.scope.get("mini_k8s.abort")
     gauge = server.metrics.watchers.labels(info.rt.key)
     gauge.inc()
     stream = _events(sub, render, bookmark if bookmarks else None, timeout, server.config.watch_bookmark_interval)
@@ -105,7 +108,7 @@ async def _events(
             if bookmark and (deadline is None or deadline - time.monotonic() > 0):
                 yield bookmark()
             continue
-        if ev is None:
+        if ev is None or sub.dropped:  # dropped: its connection is cut, render nothing more
             return
         out = [render(ev)]
         # Drain what is already queued into one chunk: fewer writes under bursts.
