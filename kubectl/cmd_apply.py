@@ -12,10 +12,9 @@ and the verb carries on with the next object; the exit code is 1 if any failed.
 
 from __future__ import annotations
 
-import typer
-
 from api.errors import NotFoundError, StatusError
 from api.patch import create_three_way_merge_patch
+from kubectl import commandline as typer
 from kubectl.cli import Reporter, Session, echo, run
 from kubectl.lastapplied import LAST_APPLIED, go_json, modified_configuration, original_configuration
 from kubectl.main import app

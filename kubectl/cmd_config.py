@@ -20,11 +20,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import typer
 import yaml
 
 from client import ConfigError, load_kubeconfig
 from client.kubeconfig import default_path
+from kubectl import commandline as typer
 from kubectl.cli import GLOBALS, CmdError, echo, run_plain
 from kubectl.main import app
 from kubectl.printing.output import to_yaml

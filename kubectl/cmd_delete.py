@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import asyncio
 
-import typer
-
 from api.errors import NotFoundError, StatusError
 from api.registry import ResourceType
+from kubectl import commandline as typer
 from kubectl.cli import CmdError, Reporter, Session, echo, run, warn
 from kubectl.main import app
 from kubectl.manifests import object_namespace, read_manifests, set_verb

@@ -292,8 +292,7 @@ async def _stream(s: Session, path: str, params: dict[str, Any], headers: dict[s
 
 # ---------------------------------------------------------------------------- the command
 
-import typer  # noqa: E402
-
+from kubectl import commandline as typer  # noqa: E402
 from kubectl.cli import run  # noqa: E402
 from kubectl.main import app  # noqa: E402
 

@@ -13,9 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
-import typer
-
 from kubectl import cli
+from kubectl import commandline as typer
 
 app = typer.Typer(
     add_completion=False,
@@ -78,22 +77,55 @@ def split_globals(argv: list[str]) -> tuple[cli.Globals, list[str]]:
     return g, rest
 
 
-def _register() -> None:
+# verb -> the module that registers it. Only that module is imported (and only its commands are
+# built into click commands): importing and building all of them is most of a short command's time.
+VERBS = {
+    "create": "cmd_apply",
+    "apply": "cmd_apply",
+    "replace": "cmd_apply",
+    "config": "cmd_config",
+    "delete": "cmd_delete",
+    "describe": "cmd_describe",
+    "run": "cmd_generate",
+    "expose": "cmd_generate",
+    "autoscale": "cmd_generate",
+    "get": "cmd_get",
+    "version": "cmd_info",
+    "api-versions": "cmd_info",
+    "api-resources": "cmd_info",
+    "proxy": "cmd_info",
+    "completion": "cmd_info",
+    "logs": "cmd_logs",
+    "label": "cmd_metadata",
+    "annotate": "cmd_metadata",
+    "cordon": "cmd_nodes",
+    "uncordon": "cmd_nodes",
+    "drain": "cmd_nodes",
+    "top": "cmd_nodes",
+    "rollout": "cmd_rollout",
+    "scale": "cmd_scale",
+    "set": "cmd_scale",
+}
+
+
+def _register(verb: str | None) -> None:
+    """Import the module of `verb`, or every verb module (for `--help` and unknown verbs)."""
     # Imported here so that each module can import `app` from this one without a cycle.
-    from kubectl import (  # noqa: F401
-        cmd_apply,
-        cmd_config,
-        cmd_delete,
-        cmd_describe,
-        cmd_generate,
-        cmd_get,
-        cmd_info,
-        cmd_logs,
-        cmd_metadata,
-        cmd_nodes,
-        cmd_rollout,
-        cmd_scale,
-    )
+    import importlib
+
+    modules = [VERBS[verb]] if verb in VERBS else sorted(set(VERBS.values()))
+    for module in modules:
+        importlib.import_module(f"kubectl.{module}")
+
+
+def _verb(args: list[str]) -> str | None:
+    """The first word of the command line, or None when it asks for help first."""
+    for arg in args:
+        if arg in ("-h", "--help") or arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -104,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
         cli.warn(f"error: {exc}")
         sys.exit(1)
     cli.GLOBALS.__dict__.update(globals_.__dict__)
-    _register()
+    _register(_verb(rest))
     prog = os.path.basename(sys.argv[0]) if argv is None else "mini-kubectl"
     if prog in ("__main__.py", "-m", "-c"):
         prog = "mini-kubectl"
