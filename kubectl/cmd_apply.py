@@ -29,18 +29,23 @@ def _read(verb: str, files: list[str], recursive: bool) -> list[Manifest]:
     return read_manifests(files, recursive)
 
 
-async def create(s: Session, files: list[str], recursive: bool, save_config: bool) -> int:
+async def create(
+    s: Session, files: list[str], recursive: bool, save_config: bool, dry_run: str = "none", output: str | None = None
+) -> int:
+    from kubectl.dryrun import check_dry_run, create_object, print_result
+
+    check_dry_run(dry_run)
     manifests = _read("create", files, recursive)
     report = Reporter()
     for m in manifests:
         ns = object_namespace(m, s.namespace, s.explicit_namespace)
         obj = modified_configuration(m.obj, ns) if save_config else m.obj
         try:
-            created = await s.client.create(m.rt, obj, ns)
+            created = await create_object(s, m.rt, obj, ns, dry_run)
         except StatusError as exc:
             report.status(exc, f'error when creating "{m.source}": ')
             continue
-        echo(f"{qualified(m.rt, created['metadata']['name'])} created")
+        print_result(m.rt, created, output, "created", dry_run)
     return 1 if report.failed else 0
 
 
@@ -111,14 +116,6 @@ async def replace(s: Session, files: list[str], recursive: bool, force: bool, sa
 
 _F = typer.Option(None, "-f", "--filename", help=FILENAME_HELP)
 _R = typer.Option(False, "-R", "--recursive", help="Read directories recursively.")
-
-
-@app.command("create")
-def create_command(
-    filename: list[str] = _F, recursive: bool = _R, save_config: bool = typer.Option(False, "--save-config")
-) -> None:
-    """Create resources from files or stdin."""
-    run(lambda s: create(s, list(filename or []), recursive, save_config))
 
 
 @app.command("apply")

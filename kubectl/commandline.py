@@ -88,6 +88,11 @@ def _params(fn: Callable[..., Any]) -> list[click.Parameter]:
             continue
         decls = list(info.decls) or ["--" + name.replace("_", "-")]
         is_flag = ctype is click.BOOL  # `--force`, or `--wait/--no-wait` when declared so
+        if is_flag and not any("/" in d for d in decls):
+            # Go's `--force=false` arrives as `--no-force` (see main.split_globals): accept it.
+            longs = [d for d in decls if d.startswith("--")]
+            if longs:
+                decls = [d for d in decls if d != longs[-1]] + [f"{longs[-1]}/--no-{longs[-1][2:]}"]
         out.append(
             click.Option(
                 [*decls, name],
@@ -117,9 +122,11 @@ class Typer:
         help: str | None = None,
         no_args_is_help: bool = False,
         context_settings: dict[str, Any] | None = None,
+        invoke_without_command: bool = False,
         **_: Any,
     ) -> None:
         self.help = help
+        self.invoke_without_command = invoke_without_command
         self.no_args_is_help = no_args_is_help
         self.context_settings = dict(context_settings or {})
         self.commands: list[tuple[str, Callable[..., Any], dict[str, Any]]] = []
@@ -149,6 +156,7 @@ class Typer:
             name=name,
             help=self.help or (_doc(cb) if cb and self.groups else None),
             no_args_is_help=self.no_args_is_help,
+            invoke_without_command=self.invoke_without_command,
             context_settings=self.context_settings,
             params=_params(cb) if cb else [],
             callback=cb,
@@ -171,6 +179,11 @@ class Typer:
 
     def __call__(self, args: list[str], prog_name: str) -> Any:
         return self.click_group(prog_name).main(args=args, prog_name=prog_name)
+
+
+def invoked_subcommand() -> str | None:
+    """In a group's callback: the sub-command about to run, if any (typer's ctx.invoked_subcommand)."""
+    return click.get_current_context().invoked_subcommand
 
 
 def get_command(app: Typer) -> click.Group:

@@ -80,7 +80,7 @@ def split_globals(argv: list[str]) -> tuple[cli.Globals, list[str]]:
 # verb -> the module that registers it. Only that module is imported (and only its commands are
 # built into click commands): importing and building all of them is most of a short command's time.
 VERBS = {
-    "create": "cmd_apply",
+    "create": "cmd_create",
     "apply": "cmd_apply",
     "replace": "cmd_apply",
     "config": "cmd_config",
@@ -104,6 +104,7 @@ VERBS = {
     "top": "cmd_nodes",
     "rollout": "cmd_rollout",
     "scale": "cmd_scale",
+    "patch": "cmd_patch",
     "set": "cmd_scale",
 }
 
@@ -128,6 +129,33 @@ def _verb(args: list[str]) -> str | None:
     return None
 
 
+# Flags of `create` that take the next word as their value (`create -o yaml deployment web`).
+_CREATE_VALUE_FLAGS = {"-o", "--output", "-f", "--filename"}
+_CREATE_GROUPS = {"service", "svc", "secret"}
+
+
+def hoist_create_flags(args: list[str]) -> list[str]:
+    """`create --dry-run=client -o yaml deployment web` -> `create deployment web --dry-run=client
+    -o yaml`: kubectl takes flags anywhere, click only after the sub-command they belong to."""
+    if not args or args[0] != "create":
+        return args
+    flags: list[str] = []
+    i = 1
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        flags.append(args[i])
+        if args[i] in _CREATE_VALUE_FLAGS and i + 1 < len(args):
+            flags.append(args[i + 1])
+            i += 1
+        i += 1
+    if not flags or i >= len(args) or args[i] == "--":
+        return args
+    path = [args[i]]
+    if args[i] in _CREATE_GROUPS and i + 1 < len(args) and not args[i + 1].startswith("-"):
+        path.append(args[i + 1])
+    rest = args[i + len(path) :]
+    return ["create", *path, *flags, *rest]
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -136,6 +164,7 @@ def main(argv: list[str] | None = None) -> None:
         cli.warn(f"error: {exc}")
         sys.exit(1)
     cli.GLOBALS.__dict__.update(globals_.__dict__)
+    rest = hoist_create_flags(rest)
     _register(_verb(rest))
     prog = os.path.basename(sys.argv[0]) if argv is None else "mini-kubectl"
     if prog in ("__main__.py", "-m", "-c"):
