@@ -105,6 +105,8 @@ VERBS = {
     "rollout": "cmd_rollout",
     "scale": "cmd_scale",
     "patch": "cmd_patch",
+    "events": "cmd_events",
+    "wait": "cmd_wait",
     "set": "cmd_scale",
 }
 
