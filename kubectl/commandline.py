@@ -88,11 +88,6 @@ def _params(fn: Callable[..., Any]) -> list[click.Parameter]:
             continue
         decls = list(info.decls) or ["--" + name.replace("_", "-")]
         is_flag = ctype is click.BOOL  # `--force`, or `--wait/--no-wait` when declared so
-        if is_flag and not any("/" in d for d in decls):
-            # Go's `--force=false` arrives as `--no-force` (see main.split_globals): accept it.
-            longs = [d for d in decls if d.startswith("--")]
-            if longs:
-                decls = [d for d in decls if d != longs[-1]] + [f"{longs[-1]}/--no-{longs[-1][2:]}"]
         out.append(
             click.Option(
                 [*decls, name],
@@ -178,7 +173,32 @@ class Typer:
         return group
 
     def __call__(self, args: list[str], prog_name: str) -> Any:
-        return self.click_group(prog_name).main(args=args, prog_name=prog_name)
+        group = self.click_group(prog_name)
+        return group.main(args=_drop_false_flags(group, args), prog_name=prog_name)
+
+
+def _option_names(cmd: click.Command, into: set[str]) -> set[str]:
+    for p in cmd.params:
+        if isinstance(p, click.Option):
+            into.update(p.opts + p.secondary_opts)
+    for sub in getattr(cmd, "commands", {}).values():
+        _option_names(sub, into)
+    return into
+
+
+def _drop_false_flags(group: click.Group, args: list[str]) -> list[str]:
+    """Go's `--force=false` arrives as `--no-force` (main.split_globals). Where a flag has no
+    declared `--no-` form it is off by default, so `--no-force` just means the default: drop it."""
+    names = _option_names(group, set())
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            out += args[i:]
+            break
+        if arg.startswith("--no-") and arg not in names and "--" + arg[5:] in names:
+            continue
+        out.append(arg)
+    return out
 
 
 def invoked_subcommand() -> str | None:

@@ -122,3 +122,24 @@ def test_get_raw_sort_by_and_config_view_jsonpath(pair: Pair, api: httpx.Client,
     ):
         real, mini = pair.both(*args)
         assert (mini.rc, mini.out, mini.err) == (real.rc, real.out, real.err), args
+
+
+def test_help_shows_every_flag_in_full_at_80_columns(pair: Pair) -> None:
+    from kubectl.main import VERBS
+
+    root = pair.mini("--help", env={"COLUMNS": "80"})
+    assert root.rc == 0
+    for verb in sorted(VERBS):
+        assert verb in root.out, verb
+        out = pair.mini(verb, "--help", env={"COLUMNS": "80"}).out
+        if verb in ("create", "config", "rollout", "top", "set"):
+            continue  # groups: their sub-commands are listed instead of flags
+        flags = {w.strip(",") for line in out.splitlines() for w in line.split() if w.startswith("--")}
+        assert "--help" in flags, verb
+        assert not any(f.endswith(("…", "...")) for f in flags), (verb, flags)
+    out = pair.mini("get", "--help", env={"COLUMNS": "80"}).out
+    for flag in ("--field-selector", "--all-namespaces", "--label-columns", "--sort-by", "--show-labels"):
+        assert flag in out.split(), flag
+    out = pair.mini("create", "deployment", "--help", env={"COLUMNS": "80"}).out
+    for flag in ("--image", "--replicas", "--dry-run", "--output"):
+        assert flag in out.split(), flag
