@@ -41,6 +41,29 @@ async def create_object(
     return result
 
 
+async def patch_object(
+    s: Session,
+    rt: ResourceType,
+    name: str,
+    namespace: str | None,
+    patch: dict[str, Any],
+    dry_run: str,
+    subresource: str | None = None,
+) -> dict[str, Any] | None:
+    """A merge patch, sent with dryRun=All for server dry run; not sent at all for client dry run."""
+    if dry_run == "client":
+        return None
+    params = {"dryRun": "All"} if dry_run == "server" else None
+    result: dict[str, Any] = await s.client.raw(
+        "PATCH",
+        resource_path(rt, namespace if rt.namespaced else None, name, subresource),
+        params=params,
+        body=patch,
+        content_type="application/merge-patch+json",
+    )
+    return result
+
+
 def print_result(rt: ResourceType, obj: dict[str, Any], output: str | None, word: str, dry_run: str) -> None:
     """`-o yaml|json|name|...` prints the object; otherwise `kind/name created (dry run)`."""
     if output:

@@ -156,3 +156,25 @@ def test_create_f_invalid_object_is_worded_like_kubectl(pair: Pair, ns: str) -> 
     real, mini = pair.both("create", "-f", f"{EX}/invalid-rc.yaml", "-n", ns)
     assert (mini.rc, mini.out, mini.err) == (real.rc, real.out, real.err)
     assert real.err.startswith('The ReplicationController "bad" is invalid: ')
+
+
+def test_dry_run_on_apply_delete_scale_label_annotate_changes_nothing(pair: Pair, api: httpx.Client, ns: str) -> None:
+    manifest = str(REPO / "examples" / "nginx-deployment.yaml")
+    for d in ("client", "server"):
+        real, mini = pair.both("apply", "-f", manifest, f"--dry-run={d}", "-n", ns)  # would create
+        assert (mini.rc, mini.out, mini.err) == (real.rc, real.out, real.err), d
+    assert pair.real("apply", "-f", manifest, "-n", ns).rc == 0
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments/nginx-deployment"
+    before = api.get(path).json()
+    for d in ("client", "server"):
+        for argv in (
+            ("apply", "-f", manifest),
+            ("scale", "deploy/nginx-deployment", "--replicas=9"),
+            ("label", "deploy", "nginx-deployment", "a=b"),
+            ("annotate", "deploy", "nginx-deployment", "a=b"),
+            ("delete", "deploy", "nginx-deployment"),
+            ("delete", "deploy", "nginx-deployment", "nope"),
+        ):
+            real, mini = pair.both(*argv, f"--dry-run={d}", "-n", ns)
+            assert (mini.rc, mini.out, mini.err) == (real.rc, real.out, real.err), (d, argv)
+    assert api.get(path).json() == before
