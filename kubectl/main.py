@@ -1,9 +1,10 @@
-"""Entry point of `mini-kubectl`: the typer app and kubectl's global flags.
+"""Entry point of `mini-kubectl`: the app (kubectl/commandline.py) and kubectl's global flags.
 
 kubectl accepts its global flags anywhere: `kubectl -n kube-system get pods` and
 `kubectl get pods -n kube-system` mean the same. click (under typer) only accepts a group's
 options before the subcommand, so `main()` first lifts the global flags out of argv wherever they
-are (`split_globals`), stores them in `cli.GLOBALS`, and hands the rest to typer.
+are (`split_globals`), stores them in `cli.GLOBALS`, imports only the module of the verb asked
+for (`VERBS`), and hands the rest to click.
 
 The verbs themselves live in the cmd_*.py modules; each registers its commands on `app`.
 """
