@@ -47,10 +47,8 @@ import errno
 import json
 import random
 from collections.abc import AsyncGenerator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
-
-import httpx
 
 from api import registry
 from api.errors import StatusError
@@ -59,6 +57,9 @@ from client.errors import ConnectionFailed, ConnectionRefused
 from client.http1 import ConnectionPool, Response
 from client.ratelimit import TokenBucket
 from client.watch import WatchEvent, decode_event
+
+if TYPE_CHECKING:  # httpx is imported on the first stream: a short CLI command need not pay for it
+    import httpx
 
 Resource = ResourceType | str
 
@@ -161,13 +162,24 @@ class RESTClient:
         # minutes and go through httpx, with no limit on how many.
         # trust_env=False: an HTTP(S)_PROXY in the environment must not capture 127.0.0.1.
         self._http = ConnectionPool(self.base_url, max_connections=max_inflight, timeout=timeout, headers=all_headers)
-        self._streams = httpx.AsyncClient(
-            base_url=self.base_url,
-            timeout=httpx.Timeout(timeout, pool=None),
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=0),
-            headers=all_headers,
-            trust_env=False,
-        )
+        self._headers = all_headers
+        self._streams_client: httpx.AsyncClient | None = None
+
+    @property
+    def _streams(self) -> httpx.AsyncClient:
+        # Made (and httpx imported) on the first stream: importing httpx costs a short-lived
+        # command-line tool more than its whole conversation with the server.
+        if self._streams_client is None:
+            import httpx
+
+            self._streams_client = httpx.AsyncClient(
+                base_url=self.base_url,
+                timeout=httpx.Timeout(self.timeout, pool=None),
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=0),
+                headers=self._headers,
+                trust_env=False,
+            )
+        return self._streams_client
 
     async def __aenter__(self) -> RESTClient:
         return self
@@ -177,7 +189,8 @@ class RESTClient:
 
     async def aclose(self) -> None:
         await self._http.aclose()
-        await self._streams.aclose()
+        if self._streams_client is not None:
+            await self._streams_client.aclose()
 
     # ------------------------------------------------------------------ the transport
 
@@ -188,6 +201,8 @@ class RESTClient:
             if isinstance(cause, ConnectionRefusedError) or getattr(cause, "errno", None) == errno.ECONNREFUSED:
                 return ConnectionRefused(self.server)
             cause = cause.__cause__ or cause.__context__
+        import httpx
+
         if isinstance(exc, httpx.ConnectError) and "refused" in str(exc).lower():
             return ConnectionRefused(self.server)
         if isinstance(exc, httpx.TimeoutException | TimeoutError):
@@ -274,6 +289,8 @@ class RESTClient:
     ) -> AsyncGenerator[str, None]:
         """A long response, line by line (`kubectl logs -f`, a watch). Close it with `aclosing()`
         if you stop early, so the connection is released at once."""
+        import httpx
+
         query = {k: v for k, v in (params or {}).items() if v is not None}
         timeout = httpx.Timeout(self.timeout, read=read_timeout, pool=None)
         await self.limiter.wait()
@@ -291,9 +308,7 @@ class RESTClient:
 
     # ------------------------------------------------------------------ the verbs
 
-    def _namespace(
-        self, rt: ResourceType, namespace: str | None, obj: Mapping[str, Any] | None = None
-    ) -> str | None:
+    def _namespace(self, rt: ResourceType, namespace: str | None, obj: Mapping[str, Any] | None = None) -> str | None:
         if not rt.namespaced:
             return None
         return namespace or (_meta(obj).get("namespace") if obj else None) or self.namespace

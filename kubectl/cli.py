@@ -65,7 +65,18 @@ def load_config_for_edit() -> Any:
 
 
 def server_error(exc: StatusError, prefix: str = "") -> str:
-    """`Error from server (NotFound): <prefix>pods "x" not found`, kubectl's rendering of a Status."""
+    """`Error from server (NotFound): <prefix>pods "x" not found`, kubectl's rendering of a Status.
+    An Invalid object is named by its kind and its field errors listed, without the prefix:
+    `The ReplicationController "bad" is invalid: spec.selector: Required value`."""
+    details = exc.details or {}
+    if exc.reason == "Invalid" and (details.get("kind") or details.get("name")):
+        head = f'The {details.get("kind", "")} "{details.get("name", "")}" is invalid'
+        causes = [f"{c.get('field', '')}: {c.get('message', '')}" for c in details.get("causes") or []]
+        if not causes:
+            return head
+        if len(causes) == 1:
+            return f"{head}: {causes[0]}"
+        return f"{head}: \n" + "\n".join(f"* {c}" for c in causes)
     reason = f" ({exc.reason})" if exc.reason else ""
     return f"Error from server{reason}: {prefix}{exc.message}"
 

@@ -12,10 +12,9 @@ and the verb carries on with the next object; the exit code is 1 if any failed.
 
 from __future__ import annotations
 
-import typer
-
 from api.errors import NotFoundError, StatusError
 from api.patch import create_three_way_merge_patch
+from kubectl import commandline as typer
 from kubectl.cli import Reporter, Session, echo, run
 from kubectl.lastapplied import LAST_APPLIED, go_json, modified_configuration, original_configuration
 from kubectl.main import app
@@ -30,50 +29,70 @@ def _read(verb: str, files: list[str], recursive: bool) -> list[Manifest]:
     return read_manifests(files, recursive)
 
 
-async def create(s: Session, files: list[str], recursive: bool, save_config: bool) -> int:
+async def create(
+    s: Session, files: list[str], recursive: bool, save_config: bool, dry_run: str = "none", output: str | None = None
+) -> int:
+    from kubectl.dryrun import check_dry_run, create_object, print_result
+
+    check_dry_run(dry_run)
     manifests = _read("create", files, recursive)
     report = Reporter()
     for m in manifests:
         ns = object_namespace(m, s.namespace, s.explicit_namespace)
         obj = modified_configuration(m.obj, ns) if save_config else m.obj
         try:
-            created = await s.client.create(m.rt, obj, ns)
+            created = await create_object(s, m.rt, obj, ns, dry_run)
         except StatusError as exc:
             report.status(exc, f'error when creating "{m.source}": ')
             continue
-        echo(f"{qualified(m.rt, created['metadata']['name'])} created")
+        print_result(m.rt, created, output, "created", dry_run)
     return 1 if report.failed else 0
 
 
-async def apply_one(s: Session, m: Manifest, ns: str | None) -> str:
-    """Apply one manifest; returns kubectl's word for what happened."""
+async def apply_one(s: Session, m: Manifest, ns: str | None, dry_run: str = "none") -> str:
+    """Apply one manifest; returns kubectl's word for what happened. A dry run (client: nothing
+    sent but the read; server: the write sent with dryRun=All) says what would happen."""
+    from client.rest import PATCH_CONTENT_TYPES, resource_path
+    from kubectl.dryrun import create_object
+
     modified = modified_configuration(m.obj, ns)
     if not m.name:
         raise StatusError("resource name may not be empty", code=400, reason="BadRequest")
     try:
         live = await s.client.get(m.rt, m.name, ns)
     except NotFoundError:
-        await s.client.create(m.rt, modified, ns)
+        await create_object(s, m.rt, modified, ns, dry_run)
         return "created"
+    if dry_run == "client":  # kubectl does not work the patch out: it says "configured"
+        return "configured"
     patch = create_three_way_merge_patch(original_configuration(live), modified, live, m.rt.key)
     if not patch:
         return "unchanged"
-    await s.client.patch(m.rt, m.name, patch, ns, patch_type="strategic")
+    await s.client.raw(
+        "PATCH",
+        resource_path(m.rt, ns, m.name),
+        params={"dryRun": "All"} if dry_run == "server" else None,
+        body=patch,
+        content_type=PATCH_CONTENT_TYPES["strategic"],
+    )
     return "configured"
 
 
-async def apply(s: Session, files: list[str], recursive: bool) -> int:
+async def apply(s: Session, files: list[str], recursive: bool, dry_run: str = "none") -> int:
+    from kubectl.dryrun import check_dry_run, suffix
+
+    check_dry_run(dry_run)
     manifests = _read("apply", files, recursive)
     report = Reporter()
     for m in manifests:
         ns = object_namespace(m, s.namespace, s.explicit_namespace)
         try:
-            word = await apply_one(s, m, ns)
+            word = await apply_one(s, m, ns, dry_run)
         except StatusError as exc:
             verb = "patching" if isinstance(exc, StatusError) and exc.code != 404 else "creating"
             report.status(exc, f'error when {verb} "{m.source}": ')
             continue
-        echo(f"{qualified(m.rt, m.name)} {word}")
+        echo(f"{qualified(m.rt, m.name)} {word}{suffix(dry_run)}")
     return 1 if report.failed else 0
 
 
@@ -114,18 +133,14 @@ _F = typer.Option(None, "-f", "--filename", help=FILENAME_HELP)
 _R = typer.Option(False, "-R", "--recursive", help="Read directories recursively.")
 
 
-@app.command("create")
-def create_command(
-    filename: list[str] = _F, recursive: bool = _R, save_config: bool = typer.Option(False, "--save-config")
-) -> None:
-    """Create resources from files or stdin."""
-    run(lambda s: create(s, list(filename or []), recursive, save_config))
-
-
 @app.command("apply")
-def apply_command(filename: list[str] = _F, recursive: bool = _R) -> None:
+def apply_command(
+    filename: list[str] = _F,
+    recursive: bool = _R,
+    dry_run: str = typer.Option("none", "--dry-run", help='"none", "server", or "client".'),
+) -> None:
     """Apply a configuration to resources (client-side apply with last-applied-configuration)."""
-    run(lambda s: apply(s, list(filename or []), recursive))
+    run(lambda s: apply(s, list(filename or []), recursive, dry_run))
 
 
 @app.command("replace")

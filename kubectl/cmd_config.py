@@ -20,11 +20,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import typer
 import yaml
 
 from client import ConfigError, load_kubeconfig
 from client.kubeconfig import default_path
+from kubectl import commandline as typer
 from kubectl.cli import GLOBALS, CmdError, echo, run_plain
 from kubectl.main import app
 from kubectl.printing.output import to_yaml
@@ -79,10 +79,32 @@ def _entries(section: dict[str, dict[str, Any]], inner: str) -> list[dict[str, A
     return [{inner: dict(v), "name": k} for k, v in section.items()]
 
 
+_DATA_FIELDS = ("certificate-authority-data", "client-certificate-data", "client-key-data")
+_SECRET_FIELDS = ("token", "password")
+
+
+def _redacted(doc: Any) -> Any:
+    """What `config view` shows without --raw: key material as DATA+OMITTED, secrets as REDACTED."""
+    if isinstance(doc, dict):
+        out = {}
+        for k, v in doc.items():
+            if k in _DATA_FIELDS and v:
+                out[k] = "DATA+OMITTED"
+            elif k in _SECRET_FIELDS and v:
+                out[k] = "REDACTED"
+            else:
+                out[k] = _redacted(v)
+        return out
+    if isinstance(doc, list):
+        return [_redacted(v) for v in doc]
+    return doc
+
+
 @config_app.command("view")
 def view(
     minify: bool = typer.Option(False, "--minify", help="Only what the current context uses."),
-    output: str = typer.Option("yaml", "-o", "--output"),
+    output: str = typer.Option("yaml", "-o", "--output", help="yaml|json|jsonpath=...|name"),
+    raw: bool = typer.Option(False, "--raw", help="Show certificates and tokens instead of hiding them."),
 ) -> None:
     """Display merged kubeconfig settings."""
 
@@ -106,12 +128,30 @@ def view(
             "preferences": {},
             "users": _entries(users, "user"),
         }
+        if not raw:
+            doc = _redacted(doc)
         if output == "json":
             import json
 
-            sys.stdout.write(json.dumps(doc, indent=4) + "\n")
-        else:
+            # Go's encoder writes a typed Config in its fields' order, not sorted.
+            ordered = {
+                "kind": "Config",
+                "apiVersion": "v1",
+                "preferences": {},
+                **{
+                    section: [{"name": e["name"], inner: e[inner]} for e in doc[section]]
+                    for section, inner in (("clusters", "cluster"), ("users", "user"), ("contexts", "context"))
+                },
+                "current-context": doc["current-context"],
+            }
+            sys.stdout.write(json.dumps(ordered, indent=4) + "\n")
+        elif output == "yaml":
             sys.stdout.write(to_yaml(doc))
+        else:
+            from kubectl.printing.output import check_format, render
+
+            check_format(output)
+            sys.stdout.write(render(output, [doc], True))
         return 0
 
     _do(show)

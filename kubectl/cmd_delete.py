@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import asyncio
 
-import typer
-
 from api.errors import NotFoundError, StatusError
 from api.registry import ResourceType
+from kubectl import commandline as typer
 from kubectl.cli import CmdError, Reporter, Session, echo, run, warn
 from kubectl.main import app
 from kubectl.manifests import object_namespace, read_manifests, set_verb
@@ -56,7 +55,11 @@ async def delete(
     wait: bool,
     timeout: float | None,
     ignore_not_found: bool,
+    dry_run: str = "none",
 ) -> int:
+    from kubectl.dryrun import check_dry_run, suffix
+
+    check_dry_run(dry_run)
     policy = _CASCADE.get(cascade.lower())
     if policy is None:
         raise CmdError(f'invalid cascade value ({cascade}). Must be "background", "foreground", or "orphan".')
@@ -103,9 +106,12 @@ async def delete(
     gone: list[tuple[ResourceType, str | None, str, str | None]] = []
     for rt, ns, name, source in targets:
         try:
-            result = await s.client.delete(
-                rt, name, ns, propagation_policy=policy, grace_period_seconds=grace
-            )
+            if dry_run == "client":  # nothing is sent, not even a read (kubectl's behaviour too)
+                result = None
+            elif dry_run == "server":
+                result = await _delete_dry_run(s, rt, ns, name, policy, grace)
+            else:
+                result = await s.client.delete(rt, name, ns, propagation_policy=policy, grace_period_seconds=grace)
         except NotFoundError as exc:
             if not ignore_not_found:
                 report.status(exc, f'error when deleting "{source}": ' if source else "")
@@ -114,12 +120,27 @@ async def delete(
             report.status(exc, f'error when deleting "{source}": ' if source else "")
             continue
         word = "force deleted" if force and grace == 0 else "deleted"
-        echo(f'{kind_prefix(rt)} "{name}" {word}')
+        echo(f'{kind_prefix(rt)} "{name}" {word}{suffix(dry_run)}')
+        if dry_run != "none":
+            continue
         uid = ((result or {}).get("metadata") or {}).get("uid") if isinstance(result, dict) else None
         gone.append((rt, ns, name, uid))
     if wait and gone:
         await asyncio.gather(*(wait_deleted(s, rt, ns, name, uid, timeout) for rt, ns, name, uid in gone))
     return 1 if report.failed else 0
+
+
+async def _delete_dry_run(
+    s: Session, rt: ResourceType, ns: str | None, name: str, policy: str | None, grace: int | None
+) -> object:
+    from client.rest import resource_path
+
+    options: dict[str, object] = {"kind": "DeleteOptions", "apiVersion": "v1", "dryRun": ["All"]}
+    if policy:
+        options["propagationPolicy"] = policy
+    if grace is not None:
+        options["gracePeriodSeconds"] = grace
+    return await s.client.raw("DELETE", resource_path(rt, ns, name), params={"dryRun": "All"}, body=options)
 
 
 @app.command("delete")
@@ -139,6 +160,7 @@ def delete_command(
     wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait until the objects are gone."),
     timeout: str = typer.Option("0s", "--timeout", help="How long to wait (0: forever)."),
     ignore_not_found: bool = typer.Option(False, "--ignore-not-found"),
+    dry_run: str = typer.Option("none", "--dry-run", help='"none", "server", or "client".'),
 ) -> None:
     """Delete resources by file names, stdin, resources and names, or by resources and label selector."""
     from kubectl.durations import parse_duration
@@ -160,5 +182,6 @@ def delete_command(
             wait=wait,
             timeout=limit,
             ignore_not_found=ignore_not_found,
+            dry_run=dry_run,
         )
     )

@@ -9,10 +9,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import typer
-
 from api.errors import NotFoundError
 from api.registry import ResourceType
+from kubectl import commandline as typer
 from kubectl.cli import Reporter, Session, run, warn
 from kubectl.cmd_get import no_resources_message
 from kubectl.describe import describe

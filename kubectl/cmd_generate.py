@@ -14,9 +14,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import typer
-
 from api.errors import StatusError
+from kubectl import commandline as typer
 from kubectl.cli import CmdError, Session, echo, run
 from kubectl.main import app
 from kubectl.printing import output as out_fmt

@@ -48,8 +48,9 @@ async def fetch_table(
     name: str | None = None,
     label_selector: str | None = None,
     field_selector: str | None = None,
+    include_object: str | None = None,
 ) -> dict[str, Any]:
-    params = {"labelSelector": label_selector, "fieldSelector": field_selector}
+    params = {"labelSelector": label_selector, "fieldSelector": field_selector, "includeObject": include_object}
     if not name:
         params["limit"] = "500"
     table: dict[str, Any] = await s.client.raw(
@@ -113,7 +114,11 @@ async def get(
     recursive: bool,
     label_columns: list[str],
     no_headers: bool,
+    sort_by: str | None = None,
+    raw: str | None = None,
 ) -> int:
+    if raw:
+        return await get_raw(s, raw)
     out_fmt.check_format(output)
     if files:
         sel, _ = _selection_from_files(files, s, recursive)
@@ -148,6 +153,8 @@ async def get(
                 s, rt, _ns(rt, s, all_namespaces), names, selector, field_selector, report
             )
         single = sel.by_name and len(sel.groups) == 1 and len(sel.groups[0][1]) == 1
+        if sort_by:
+            objs = sort_objects(objs, sort_by, lambda o: o)
         if objs or sel.by_name:
             if objs or not single:
                 sys.stdout.write(out_fmt.render(output, objs, single))
@@ -164,11 +171,49 @@ async def get(
                 except NotFoundError as exc:
                     report.status(exc)
         else:
-            tables.append((rt, await fetch_table(s, rt, ns, None, selector, field_selector)))
+            include = "Object" if sort_by else None
+            tables.append((rt, await fetch_table(s, rt, ns, None, selector, field_selector, include)))
+    if sort_by:
+        for _, table in tables:
+            table["rows"] = sort_objects(table.get("rows") or [], sort_by, lambda r: r.get("object") or {})
     _print_tables(tables, output == "wide", all_namespaces, show_labels, label_columns, no_headers)
     if not any(t.get("rows") for _, t in tables) and not sel.by_name:
         warn(no_resources_message(sel.types, s.namespace, all_namespaces))
     return 1 if report.failed else 0
+
+
+def sort_objects(items: list[Any], sort_by: str, obj_of: Any) -> list[Any]:
+    """`--sort-by={.metadata.name}` (braces optional): numbers by value, everything else as text;
+    a stable sort, so equal keys keep the server's order."""
+    from kubectl.printing import jsonpath
+
+    path = sort_by.strip()
+    if path.startswith("{") and path.endswith("}"):
+        path = path[1:-1]
+    keys = []
+    for item in items:
+        found = jsonpath.evaluate(path, [obj_of(item)])
+        keys.append(found[0] if found else None)
+    numeric = all(isinstance(k, int | float) and not isinstance(k, bool) for k in keys if k is not None)
+
+    def key(i: int) -> Any:
+        k = keys[i]
+        if k is None:
+            return (0, 0 if numeric else "")
+        return (1, k if numeric else (k if isinstance(k, str) else jsonpath._text(k)))
+
+    return [items[i] for i in sorted(range(len(items)), key=key)]
+
+
+async def get_raw(s: Session, path: str) -> int:
+    """`get --raw /api/v1`: the body exactly as the server sent it."""
+    if not path.startswith("/"):
+        path = "/" + path
+    resp = await s.client._http.request("GET", path, headers={}, body=None)  # the bytes, undecoded
+    if resp.status_code >= 400:
+        raise s.client._status_error(resp)
+    sys.stdout.write(resp.content.decode(errors="replace"))
+    return 0
 
 
 def _label_column(key: str) -> tuple[str, Any]:
@@ -292,8 +337,7 @@ async def _stream(s: Session, path: str, params: dict[str, Any], headers: dict[s
 
 # ---------------------------------------------------------------------------- the command
 
-import typer  # noqa: E402
-
+from kubectl import commandline as typer  # noqa: E402
 from kubectl.cli import run  # noqa: E402
 from kubectl.main import app  # noqa: E402
 
@@ -316,6 +360,8 @@ def get_command(
     recursive: bool = typer.Option(False, "-R", "--recursive"),
     label_columns: list[str] = typer.Option(None, "-L", "--label-columns", help="Labels to show as columns."),
     no_headers: bool = typer.Option(False, "--no-headers"),
+    sort_by: str = typer.Option(None, "--sort-by", help="A JSONPath to sort by, e.g. {.metadata.name}."),
+    raw: str = typer.Option(None, "--raw", help="GET this URL path and print the body as is."),
 ) -> None:
     """Display one or many resources."""
     cols = [c for spec in label_columns or [] for c in spec.split(",") if c]
@@ -334,5 +380,7 @@ def get_command(
             recursive=recursive,
             label_columns=cols,
             no_headers=no_headers,
+            sort_by=sort_by,
+            raw=raw,
         )
     )

@@ -12,8 +12,7 @@ import asyncio
 import sys
 from typing import Any
 
-import typer
-
+from kubectl import commandline as typer
 from kubectl.cli import GLOBALS, Session, echo, run, run_plain, warn
 from kubectl.main import app
 from kubectl.printing.table import TabWriter
@@ -201,7 +200,7 @@ def completion_command(shell: str = typer.Argument(..., help="bash|zsh|fish")) -
     if cls is None:
         warn(f'error: Unsupported shell type "{shell}".')
         sys.exit(1)
-    command = typer.main.get_command(app)
+    command = typer.get_command(app)
     prog = "mini-kubectl"
     sys.stdout.write(cls(command, {}, prog, "_MINI_KUBECTL_COMPLETE").source())
 

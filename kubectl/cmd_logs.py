@@ -17,10 +17,9 @@ import contextlib
 import sys
 from typing import Any
 
-import typer
-
 from api.errors import NotFoundError
 from client.rest import resource_path
+from kubectl import commandline as typer
 from kubectl.cli import CmdError, Session, run, warn
 from kubectl.durations import parse_duration
 from kubectl.main import app

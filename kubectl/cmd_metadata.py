@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-
 from api.errors import StatusError
+from kubectl import commandline as typer
 from kubectl.cli import CmdError, Reporter, Session, echo, run
 from kubectl.main import app
 from kubectl.resources import parse_args, qualified
@@ -48,7 +47,11 @@ async def edit_map(
     selector: str | None,
     all_: bool,
     all_namespaces: bool,
+    dry_run: str = "none",
 ) -> int:
+    from kubectl.dryrun import check_dry_run, patch_object, suffix
+
+    check_dry_run(dry_run)
     args, setting, removing = split_updates(words, noun)
     sel = parse_args(args)
     report = Reporter()
@@ -94,17 +97,17 @@ async def edit_map(
         patch.update({k: v for k, v in setting.items() if current.get(k) != v})
         name = qualified(rt, meta["name"])
         if not patch:
-            echo(f"{name} not {verb}" if noun == "label" else f"{name} {verb}")
+            echo(f"{name} not {verb}" if noun == "label" else f"{name} {verb}{suffix(dry_run)}")
             continue
         try:
-            await s.client.patch(rt, meta["name"], {"metadata": {field: patch}}, meta.get("namespace"))
+            await patch_object(s, rt, meta["name"], meta.get("namespace"), {"metadata": {field: patch}}, dry_run)
         except StatusError as exc:
             report.status(exc)
             continue
         if noun == "label" and all(v is None for v in patch.values()):
-            echo(f"{name} un{verb}")
+            echo(f"{name} un{verb}{suffix(dry_run)}")
         else:
-            echo(f"{name} {verb}")
+            echo(f"{name} {verb}{suffix(dry_run)}")
     return 1 if report.failed else 0
 
 
@@ -112,6 +115,7 @@ _OVERWRITE = typer.Option(False, "--overwrite", help="Allow replacing an existin
 _SEL = typer.Option(None, "-l", "--selector")
 _ALL = typer.Option(False, "--all")
 _ALLNS = typer.Option(False, "-A", "--all-namespaces")
+_DRY = typer.Option("none", "--dry-run", help='"none", "server", or "client".')
 
 
 @app.command("label")
@@ -121,9 +125,14 @@ def label_command(
     selector: str = _SEL,
     all_: bool = _ALL,
     all_namespaces: bool = _ALLNS,
+    dry_run: str = _DRY,
 ) -> None:
     """Update the labels on a resource."""
-    run(lambda s: edit_map(s, words, "labels", "label", "labeled", overwrite, selector, all_, all_namespaces))
+    run(
+        lambda s: edit_map(
+            s, words, "labels", "label", "labeled", overwrite, selector, all_, all_namespaces, dry_run
+        )
+    )
 
 
 @app.command("annotate")
@@ -133,10 +142,11 @@ def annotate_command(
     selector: str = _SEL,
     all_: bool = _ALL,
     all_namespaces: bool = _ALLNS,
+    dry_run: str = _DRY,
 ) -> None:
     """Update the annotations on a resource."""
     run(
         lambda s: edit_map(
-            s, words, "annotations", "annotation", "annotated", overwrite, selector, all_, all_namespaces
+            s, words, "annotations", "annotation", "annotated", overwrite, selector, all_, all_namespaces, dry_run
         )
     )

@@ -18,9 +18,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import typer
-
 from api.errors import NotFoundError, StatusError, TooManyRequestsError
+from kubectl import commandline as typer
 from kubectl.cli import CmdError, Reporter, Session, echo, run, warn
 from kubectl.durations import parse_duration
 from kubectl.main import app

@@ -24,9 +24,8 @@ import copy
 from datetime import UTC, datetime
 from typing import Any
 
-import typer
-
 from api.registry import ResourceType
+from kubectl import commandline as typer
 from kubectl.cli import CmdError, Session, echo, run
 from kubectl.main import app
 from kubectl.printing.table import TabWriter

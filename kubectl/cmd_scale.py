@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-
 from api.errors import StatusError
+from kubectl import commandline as typer
 from kubectl.cli import CmdError, Reporter, Session, echo, run
 from kubectl.main import app
 from kubectl.manifests import object_namespace, read_manifests
@@ -33,7 +32,11 @@ async def scale(
     current: int,
     selector: str | None,
     all_: bool,
+    dry_run: str = "none",
 ) -> int:
+    from kubectl.dryrun import check_dry_run, patch_object, suffix
+
+    check_dry_run(dry_run)
     if replicas < 0:
         raise CmdError("The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0")
     targets = []
@@ -63,11 +66,14 @@ async def scale(
                 if have != current:
                     report.error(f"error: Expected replicas to be {current}, was {have}")
                     continue
-            await s.client.patch(rt, name, {"spec": {"replicas": replicas}}, ns, subresource="scale")
+            if dry_run == "client":
+                await s.client.get(rt, name, ns)
+            else:
+                await patch_object(s, rt, name, ns, {"spec": {"replicas": replicas}}, dry_run, "scale")
         except StatusError as exc:
             report.status(exc)
             continue
-        echo(f"{qualified(rt, name)} scaled")
+        echo(f"{qualified(rt, name)} scaled{suffix(dry_run)}")
     return 1 if report.failed else 0
 
 
@@ -142,10 +148,13 @@ def scale_command(
     filename: list[str] = typer.Option(None, "-f", "--filename"),
     selector: str = typer.Option(None, "-l", "--selector"),
     all_: bool = typer.Option(False, "--all"),
+    dry_run: str = typer.Option("none", "--dry-run", help='"none", "server", or "client".'),
 ) -> None:
     """Set a new size for a deployment, replica set, replication controller, or stateful set."""
     run(
-        lambda s: scale(s, list(args or []), list(filename or []), replicas, current_replicas, selector, all_)
+        lambda s: scale(
+            s, list(args or []), list(filename or []), replicas, current_replicas, selector, all_, dry_run
+        )
     )
 
 

@@ -1,9 +1,10 @@
-"""Entry point of `mini-kubectl`: the typer app and kubectl's global flags.
+"""Entry point of `mini-kubectl`: the app (kubectl/commandline.py) and kubectl's global flags.
 
 kubectl accepts its global flags anywhere: `kubectl -n kube-system get pods` and
 `kubectl get pods -n kube-system` mean the same. click (under typer) only accepts a group's
 options before the subcommand, so `main()` first lifts the global flags out of argv wherever they
-are (`split_globals`), stores them in `cli.GLOBALS`, and hands the rest to typer.
+are (`split_globals`), stores them in `cli.GLOBALS`, imports only the module of the verb asked
+for (`VERBS`), and hands the rest to click.
 
 The verbs themselves live in the cmd_*.py modules; each registers its commands on `app`.
 """
@@ -13,9 +14,8 @@ from __future__ import annotations
 import os
 import sys
 
-import typer
-
 from kubectl import cli
+from kubectl import commandline as typer
 
 app = typer.Typer(
     add_completion=False,
@@ -78,22 +78,85 @@ def split_globals(argv: list[str]) -> tuple[cli.Globals, list[str]]:
     return g, rest
 
 
-def _register() -> None:
+# verb -> the module that registers it. Only that module is imported (and only its commands are
+# built into click commands): importing and building all of them is most of a short command's time.
+VERBS = {
+    "create": "cmd_create",
+    "apply": "cmd_apply",
+    "replace": "cmd_apply",
+    "config": "cmd_config",
+    "delete": "cmd_delete",
+    "describe": "cmd_describe",
+    "run": "cmd_generate",
+    "expose": "cmd_generate",
+    "autoscale": "cmd_generate",
+    "get": "cmd_get",
+    "version": "cmd_info",
+    "api-versions": "cmd_info",
+    "api-resources": "cmd_info",
+    "proxy": "cmd_info",
+    "completion": "cmd_info",
+    "logs": "cmd_logs",
+    "label": "cmd_metadata",
+    "annotate": "cmd_metadata",
+    "cordon": "cmd_nodes",
+    "uncordon": "cmd_nodes",
+    "drain": "cmd_nodes",
+    "top": "cmd_nodes",
+    "rollout": "cmd_rollout",
+    "scale": "cmd_scale",
+    "patch": "cmd_patch",
+    "events": "cmd_events",
+    "wait": "cmd_wait",
+    "set": "cmd_scale",
+}
+
+
+def _register(verb: str | None) -> None:
+    """Import the module of `verb`, or every verb module (for `--help` and unknown verbs)."""
     # Imported here so that each module can import `app` from this one without a cycle.
-    from kubectl import (  # noqa: F401
-        cmd_apply,
-        cmd_config,
-        cmd_delete,
-        cmd_describe,
-        cmd_generate,
-        cmd_get,
-        cmd_info,
-        cmd_logs,
-        cmd_metadata,
-        cmd_nodes,
-        cmd_rollout,
-        cmd_scale,
-    )
+    import importlib
+
+    modules = [VERBS[verb]] if verb in VERBS else sorted(set(VERBS.values()))
+    for module in modules:
+        importlib.import_module(f"kubectl.{module}")
+
+
+def _verb(args: list[str]) -> str | None:
+    """The first word of the command line, or None when it asks for help first."""
+    for arg in args:
+        if arg in ("-h", "--help") or arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+# Flags of `create` that take the next word as their value (`create -o yaml deployment web`).
+_CREATE_VALUE_FLAGS = {"-o", "--output", "-f", "--filename"}
+_CREATE_GROUPS = {"service", "svc", "secret"}
+
+
+def hoist_create_flags(args: list[str]) -> list[str]:
+    """`create --dry-run=client -o yaml deployment web` -> `create deployment web --dry-run=client
+    -o yaml`: kubectl takes flags anywhere, click only after the sub-command they belong to."""
+    if not args or args[0] != "create":
+        return args
+    flags: list[str] = []
+    i = 1
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        flags.append(args[i])
+        if args[i] in _CREATE_VALUE_FLAGS and i + 1 < len(args):
+            flags.append(args[i + 1])
+            i += 1
+        i += 1
+    if not flags or i >= len(args) or args[i] == "--":
+        return args
+    path = [args[i]]
+    if args[i] in _CREATE_GROUPS and i + 1 < len(args) and not args[i + 1].startswith("-"):
+        path.append(args[i + 1])
+    rest = args[i + len(path) :]
+    return ["create", *path, *flags, *rest]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -104,7 +167,8 @@ def main(argv: list[str] | None = None) -> None:
         cli.warn(f"error: {exc}")
         sys.exit(1)
     cli.GLOBALS.__dict__.update(globals_.__dict__)
-    _register()
+    rest = hoist_create_flags(rest)
+    _register(_verb(rest))
     prog = os.path.basename(sys.argv[0]) if argv is None else "mini-kubectl"
     if prog in ("__main__.py", "-m", "-c"):
         prog = "mini-kubectl"
