@@ -14,7 +14,7 @@ import pytest
 
 from tests.kubectl.conftest import REPO, Pair
 
-EX = str(REPO / "examples" / "kubectl")
+EX = str(REPO / "tests" / "kubectl" / "data")  # test inputs; the TLS pair is a throw-away self-signed one
 
 # (generator args with NAME as a placeholder, API path of the collection with {ns})
 CORE, APPS, BATCH = "/api/v1/namespaces/{ns}", "/apis/apps/v1/namespaces/{ns}", "/apis/batch/v1/namespaces/{ns}"
