@@ -109,6 +109,7 @@ def _rt(
 
 
 _RBAC = "rbac.authorization.k8s.io"
+_NET = "networking.k8s.io"
 
 # Order matters twice: discovery lists groups in this order (core first), and resolve() returns
 # matches in this order.
@@ -134,6 +135,10 @@ _RESOURCES: tuple[ResourceType, ...] = (
     _rt("", "v1", "ResourceQuota", "resourcequotas", "core_v1.ResourceQuota", "core_v1.ResourceQuotaList",
         short=("quota",), sub=("status",)),
     _rt("", "v1", "LimitRange", "limitranges", "core_v1.LimitRange", "core_v1.LimitRangeList", short=("limits",)),
+    _rt("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", "core_v1_storage.PersistentVolumeClaim",
+        "core_v1_storage.PersistentVolumeClaimList", short=("pvc",), sub=("status",)),
+    _rt("", "v1", "PersistentVolume", "persistentvolumes", "core_v1_storage.PersistentVolume",
+        "core_v1_storage.PersistentVolumeList", namespaced=False, short=("pv",), sub=("status",)),
     # apps/v1
     _rt("apps", "v1", "Deployment", "deployments", "apps_v1.Deployment", "apps_v1.DeploymentList",
         short=("deploy",), all_=True, sub=("status", "scale")),
@@ -143,6 +148,8 @@ _RESOURCES: tuple[ResourceType, ...] = (
         short=("ds",), all_=True, sub=("status",)),
     _rt("apps", "v1", "StatefulSet", "statefulsets", "apps_v1.StatefulSet", "apps_v1.StatefulSetList",
         short=("sts",), all_=True, sub=("status", "scale")),
+    _rt("apps", "v1", "ControllerRevision", "controllerrevisions", "apps_v1_revision.ControllerRevision",
+        "apps_v1_revision.ControllerRevisionList"),
     # batch/v1
     _rt("batch", "v1", "Job", "jobs", "batch_v1.Job", "batch_v1.JobList", all_=True, sub=("status",)),
     _rt("batch", "v1", "CronJob", "cronjobs", "batch_v1.CronJob", "batch_v1.CronJobList", short=("cj",), all_=True,
@@ -151,6 +158,25 @@ _RESOURCES: tuple[ResourceType, ...] = (
     _rt("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
         "autoscaling.HorizontalPodAutoscaler", "autoscaling.HorizontalPodAutoscalerList",
         short=("hpa",), all_=True, sub=("status",)),
+    # networking.k8s.io/v1
+    _rt(_NET, "v1", "Ingress", "ingresses", "networking_v1.Ingress", "networking_v1.IngressList",
+        short=("ing",), sub=("status",)),
+    _rt(_NET, "v1", "IngressClass", "ingressclasses", "networking_v1.IngressClass",
+        "networking_v1.IngressClassList", namespaced=False),
+    _rt(_NET, "v1", "NetworkPolicy", "networkpolicies", "networking_v1.NetworkPolicy",
+        "networking_v1.NetworkPolicyList", short=("netpol",)),
+    # policy/v1
+    _rt("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", "policy_v1_pdb.PodDisruptionBudget",
+        "policy_v1_pdb.PodDisruptionBudgetList", short=("pdb",), sub=("status",)),
+    # storage.k8s.io/v1
+    _rt("storage.k8s.io", "v1", "StorageClass", "storageclasses", "storage_v1.StorageClass",
+        "storage_v1.StorageClassList", namespaced=False, short=("sc",)),
+    # scheduling.k8s.io/v1
+    _rt("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "scheduling_v1.PriorityClass",
+        "scheduling_v1.PriorityClassList", namespaced=False, short=("pc",)),
+    # discovery.k8s.io/v1
+    _rt("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", "discovery_v1.EndpointSlice",
+        "discovery_v1.EndpointSliceList"),
     # coordination.k8s.io/v1
     _rt("coordination.k8s.io", "v1", "Lease", "leases", "coordination_v1.Lease",
         "coordination_v1.LeaseList"),

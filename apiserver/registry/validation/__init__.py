@@ -39,6 +39,7 @@ from apiserver.registry.validation.names import (
     name_is_dns_subdomain,
     name_is_path_segment,
 )
+from apiserver.registry.validation.newkinds import NEW_CLUSTER_SCOPED, NEW_KINDS
 from apiserver.registry.validation.pod import validate_pod, validate_pod_template, validate_pod_update
 from apiserver.registry.validation.service import validate_service, validate_service_update
 from apiserver.registry.validation.workloads import (
@@ -58,6 +59,7 @@ Errors = list[FieldError]
 CLUSTER_SCOPED = {
     "nodes", "namespaces", "clusterroles.rbac.authorization.k8s.io",
     "clusterrolebindings.rbac.authorization.k8s.io",
+    *NEW_CLUSTER_SCOPED,
 }
 
 # Which grammar each resource's names follow; everything else is a DNS-1123 subdomain.
@@ -114,6 +116,8 @@ _CREATE: dict[str, Callable[[Obj], Errors]] = {
 def validate_create(resource: str, obj: Obj) -> Errors:
     """All problems with a new object of `resource` ("pods", "deployments.apps", …)."""
     validator = _CREATE.get(resource)
+    if resource in NEW_KINDS:
+        return _meta(resource, obj) + NEW_KINDS[resource][0](obj)
     if validator is not None:
         return validator(obj)
     # Kinds without spec rules of their own (nodes, events, leases, RBAC …): metadata only.
@@ -134,5 +138,7 @@ def validate_update(resource: str, new: Obj, old: Obj) -> Errors:
         errs += validate_job_update(_spec(new), _spec(old))
     elif resource == "services":
         errs += validate_service_update(new, old)
+    elif resource in NEW_KINDS and NEW_KINDS[resource][1] is not None:
+        errs += NEW_KINDS[resource][1](new, old)  # type: ignore[misc]
     return errs
 
