@@ -158,6 +158,10 @@ _RESOURCES: tuple[ResourceType, ...] = (
     _rt("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
         "autoscaling.HorizontalPodAutoscaler", "autoscaling.HorizontalPodAutoscalerList",
         short=("hpa",), all_=True, sub=("status",)),
+    # autoscaling/v1: the same objects (stored as v2), served by conversion (apiserver/hpa_v1.py).
+    _rt("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
+        "autoscaling.HorizontalPodAutoscalerV1", "autoscaling.HorizontalPodAutoscalerListV1",
+        short=("hpa",), all_=True, sub=("status",)),
     # networking.k8s.io/v1
     _rt(_NET, "v1", "Ingress", "ingresses", "networking_v1.Ingress", "networking_v1.IngressList",
         short=("ing",), sub=("status",)),
@@ -225,12 +229,23 @@ def _load_model(ref: str) -> type:
     return getattr(importlib.import_module(f"api.models.{module}"), name)  # type: ignore[no-any-return]
 
 _BY_GVR = {(rt.group, rt.version, rt.plural): rt for rt in _RESOURCES}
-_BY_KEY = {rt.key: rt for rt in _RESOURCES}
+# The first version listed of a resource is its storage (and preferred) version; later versions of
+# the same resource are served by conversion and share its store.
+_BY_KEY: dict[str, ResourceType] = {}
+for _r in _RESOURCES:
+    _BY_KEY.setdefault(_r.key, _r)
+_STORED = tuple(_BY_KEY.values())
 _BY_KIND = {(rt.api_version, rt.kind): rt for rt in _RESOURCES}
 
 
 def all_resources() -> list[ResourceType]:
-    return list(_RESOURCES)
+    """Every resource once, in its storage version (what stores, caches and controllers iterate)."""
+    return list(_STORED)
+
+
+def is_converted(rt: ResourceType) -> bool:
+    """True for a version served by conversion from the stored one (autoscaling/v1 HPAs)."""
+    return _BY_KEY[rt.key] is not rt
 
 
 def lookup(group: str, version: str, plural: str) -> ResourceType | None:
@@ -260,7 +275,7 @@ def resolve(name: str) -> list[ResourceType]:
     `deploy.apps`) or by version and group (`deployments.v1.apps`).
     """
     wanted = name.strip().lower()
-    found = [rt for rt in _RESOURCES if wanted in _names(rt)]
+    found = [rt for rt in _STORED if wanted in _names(rt)]
     if found or "." not in wanted:
         return found
     head, qualifier = wanted.split(".", 1)
@@ -268,12 +283,13 @@ def resolve(name: str) -> list[ResourceType]:
         rt
         for rt in _RESOURCES
         if rt.group and head in _names(rt) and qualifier in (rt.group, f"{rt.version}.{rt.group}")
+        and (rt in _STORED or qualifier != rt.group)
     ]
 
 
 def by_category(category: str) -> list[ResourceType]:
     """`kubectl get all` expands the "all" category to these, in registry order."""
-    return [rt for rt in _RESOURCES if category in rt.categories]
+    return [rt for rt in _STORED if category in rt.categories]
 
 
 def groups() -> list[tuple[str, list[str]]]:

@@ -23,8 +23,8 @@ from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from api import errors
-from apiserver import storage
+from api import errors, registry
+from apiserver import hpa_v1, storage
 from apiserver.config import ServerConfig
 from apiserver.front import APIFront
 from apiserver.handlers import discovery
@@ -130,7 +130,10 @@ async def dispatch(request: Request, group: str, version: str, path: str) -> Res
     started = time.perf_counter()
     code = 500
     try:
-        response = await _handle(server, request, info, verb)
+        if registry.is_converted(info.rt):  # autoscaling/v1 HPAs: served from the stored v2 objects
+            response = await hpa_v1.handle(server, request, info, verb, _handle)
+        else:
+            response = await _handle(server, request, info, verb)
         code = response.status_code
         return response
     except errors.StatusError as exc:
