@@ -119,5 +119,5 @@ def test_groups_lists_core_first_with_its_versions() -> None:
     groups = registry.groups()
     assert groups[0] == ("", ["v1"])
     assert ("apps", ["v1"]) in groups
-    assert ("autoscaling", ["v2"]) in groups
+    assert ("autoscaling", ["v2", "v1"]) in groups  # v2 preferred; v1 served by conversion
     assert len({g for g, _ in groups}) == len(groups)
