@@ -116,7 +116,7 @@ _NET = "networking.k8s.io"
 _RESOURCES: tuple[ResourceType, ...] = (
     # core/v1
     _rt("", "v1", "Pod", "pods", "core_v1.Pod", "core_v1.PodList", short=("po",), all_=True,
-        sub=("status", "binding", "log", "eviction")),
+        sub=("status", "binding", "log", "eviction", "ephemeralcontainers")),
     _rt("", "v1", "Node", "nodes", "core_v1.Node", "core_v1.NodeList", namespaced=False, short=("no",),
         sub=("status",)),
     _rt("", "v1", "Namespace", "namespaces", "core_v1.Namespace", "core_v1.NamespaceList", namespaced=False,
@@ -202,6 +202,7 @@ _SUBRESOURCE_VERBS: dict[str, tuple[str, ...]] = {
     "eviction": ("create",),
     "log": ("get",),
     "finalize": ("update",),
+    "ephemeralcontainers": ("get", "patch", "update"),
 }
 _SUBRESOURCE_KIND: dict[str, tuple[str, str, str]] = {
     "scale": _SCALE,

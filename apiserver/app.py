@@ -31,6 +31,7 @@ from apiserver.handlers import discovery
 from apiserver.handlers.common import bool_param, json_response
 from apiserver.handlers.create import handle_create
 from apiserver.handlers.delete import handle_delete, handle_deletecollection
+from apiserver.handlers.ephemeral import handle_ephemeral_containers
 from apiserver.handlers.read import handle_get, handle_list
 from apiserver.handlers.subresources import handle_binding, handle_eviction, handle_finalize, handle_log
 from apiserver.handlers.update import get_scale, handle_patch, handle_update
@@ -177,6 +178,9 @@ async def _handle(server: APIServer, request: Request, info: RequestInfo, verb: 
         ("eviction", "POST"): handle_eviction,
         ("log", "GET"): handle_log,
         ("finalize", "PUT"): handle_finalize,
+        ("ephemeralcontainers", "GET"): handle_ephemeral_containers,
+        ("ephemeralcontainers", "PUT"): handle_ephemeral_containers,
+        ("ephemeralcontainers", "PATCH"): handle_ephemeral_containers,
     }.get((sub, method))
     if special is None:
         raise errors.method_not_allowed()

@@ -155,3 +155,23 @@ def test_discovery_lists_new_kinds(api: httpx.Client) -> None:
     assert net["ingresses"]["shortNames"] == ["ing"] and net["networkpolicies"]["shortNames"] == ["netpol"]
     groups = {g["name"] for g in api.get("/apis").json()["groups"]}
     assert {"networking.k8s.io", "policy", "storage.k8s.io", "scheduling.k8s.io", "discovery.k8s.io"} <= groups
+
+
+def test_ephemeral_containers_may_only_be_added(api: httpx.Client, ns: str) -> None:
+    pods = f"/api/v1/namespaces/{ns}/pods"
+    api.post(pods, json={"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                         "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]}})
+    url = f"{pods}/p/ephemeralcontainers"
+    pod = api.get(url).json()
+    pod["spec"]["ephemeralContainers"] = [{"name": "dbg", "image": "busybox:1.36", "targetContainerName": "c"}]
+    assert api.put(url, json=pod).status_code == 200
+    assert api.get(f"{pods}/p").json()["spec"]["ephemeralContainers"][0]["name"] == "dbg"
+    gone = api.patch(url, json={"spec": {"ephemeralContainers": None}},
+                     headers={"Content-Type": "application/merge-patch+json"})
+    assert gone.status_code == 422 and "may not be removed" in gone.json()["message"]
+    ported = api.patch(url, json={"spec": {"ephemeralContainers": [
+        {"name": "x", "image": "busybox", "ports": [{"containerPort": 80}]}]}},
+        headers={"Content-Type": "application/strategic-merge-patch+json"})
+    assert ported.status_code == 422
+    fields = [c["field"] for c in ported.json()["details"]["causes"]]
+    assert any(f.startswith("spec.ephemeralContainers[") and f.endswith("].ports") for f in fields), fields

@@ -126,3 +126,14 @@ def test_kubectl_autoscale_creates_an_autoscaling_v1_hpa(kubectl: Kubectl, ns: s
     assert v1["apiVersion"] == "autoscaling/v1" and v1["spec"]["targetCPUUtilizationPercentage"] == 50
     v2 = json.loads(kubectl.ok("get", "hpa", "x", "-n", ns, "-o", "json").out)
     assert v2["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 50
+
+
+def test_kubectl_debug_adds_an_ephemeral_container(kubectl: Kubectl, ns: str) -> None:
+    kubectl.ok("run", "app", "--image=nginx:1.25", "-n", ns)
+    kubectl.ok("debug", "app", "--image=busybox:1.36", "-c", "debugger", "-n", ns)
+    pod = json.loads(kubectl.ok("get", "pod", "app", "-n", ns, "-o", "json").out)
+    (debugger,) = pod["spec"]["ephemeralContainers"]
+    assert debugger["name"] == "debugger" and debugger["image"] == "busybox:1.36"
+    assert debugger["terminationMessagePolicy"] == "File"
+    again = kubectl("debug", "app", "--image=busybox:1.36", "-c", "app", "-n", ns)
+    assert again.rc != 0 and "Duplicate value" in again.err
