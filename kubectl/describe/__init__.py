@@ -125,6 +125,7 @@ async def describe(s: Session, rt: ResourceType, obj: Obj, show_events: bool = T
         "storageclasses.storage.k8s.io": cluster_kinds.storage_class,
         "poddisruptionbudgets.policy": cluster_kinds.pod_disruption_budget,
         "priorityclasses.scheduling.k8s.io": cluster_kinds.priority_class,
+        "endpointslices.discovery.k8s.io": cluster_kinds.endpoint_slice,
     }.get(key)
     if simple is not None:
         return simple(obj, events)

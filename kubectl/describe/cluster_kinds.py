@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl.describe.common import annotations_multiline, describe_events, format_label_selector, labels_multiline
-from kubectl.describe.writer import LEVEL_0, LEVEL_1, PrefixWriter
+from kubectl.describe.writer import LEVEL_0, LEVEL_1, LEVEL_2, LEVEL_3, PrefixWriter
 
 Obj = dict[str, Any]
 _ACCESS = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"), ("ReadWriteOncePod", "RWOP"))
@@ -156,5 +156,48 @@ def priority_class(pc: Obj, events: list[Obj] | None) -> str:
     w.write(LEVEL_0, f"PreemptionPolicy:\t{pc.get('preemptionPolicy', '')}\n")
     w.write(LEVEL_0, f"Description:\t{pc.get('description', '')}\n")
     annotations_multiline(w, "Annotations", meta.get("annotations"))
+    describe_events(w, events)
+    return w.text()
+
+
+def _unset(value: Any) -> str:
+    if value is None or value == "":
+        return "<unset>"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def endpoint_slice(es: Obj, events: list[Obj] | None) -> str:
+    w = PrefixWriter()
+    meta = es["metadata"]
+    w.write(LEVEL_0, f"Name:\t{meta['name']}\n")
+    w.write(LEVEL_0, f"Namespace:\t{meta.get('namespace', '')}\n")
+    labels_multiline(w, "Labels", meta.get("labels"))
+    annotations_multiline(w, "Annotations", meta.get("annotations"))
+    w.write(LEVEL_0, f"AddressType:\t{es.get('addressType', '')}\n")
+    ports = es.get("ports") or []
+    if not ports:
+        w.write(LEVEL_0, "Ports: <unset>\n")
+    else:
+        w.write(LEVEL_0, "Ports:\n")
+        w.write(LEVEL_1, "Name\tPort\tProtocol\n")
+        w.write(LEVEL_1, "----\t----\t--------\n")
+        for p in ports:
+            w.write(LEVEL_1, f"{_unset(p.get('name'))}\t{_unset(p.get('port'))}\t{_unset(p.get('protocol'))}\n")
+    endpoints = es.get("endpoints") or []
+    if not endpoints:
+        w.write(LEVEL_0, "Endpoints: <none>\n")
+    else:
+        w.write(LEVEL_0, "Endpoints:\n")
+        for e in endpoints:
+            conditions = e.get("conditions") or {}
+            w.write(LEVEL_1, f"- Addresses:\t{','.join(e.get('addresses') or [])}\n")
+            w.write(LEVEL_2, "Conditions:\n")
+            w.write(LEVEL_3, f"Ready:\t{_unset(conditions.get('ready'))}\n")
+            w.write(LEVEL_2, f"Hostname:\t{_unset(e.get('hostname'))}\n")
+            ref = e.get("targetRef")
+            if ref:
+                w.write(LEVEL_2, f"TargetRef:\t{ref.get('kind', '')}/{ref.get('name', '')}\n")
+            w.write(LEVEL_2, f"NodeName:\t{_unset(e.get('nodeName'))}\n")
+            w.write(LEVEL_2, f"Zone:\t{_unset(e.get('zone'))}\n")
     describe_events(w, events)
     return w.text()
