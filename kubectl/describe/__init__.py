@@ -126,6 +126,7 @@ async def describe(s: Session, rt: ResourceType, obj: Obj, show_events: bool = T
         "poddisruptionbudgets.policy": cluster_kinds.pod_disruption_budget,
         "priorityclasses.scheduling.k8s.io": cluster_kinds.priority_class,
         "endpointslices.discovery.k8s.io": cluster_kinds.endpoint_slice,
+        "ingressclasses.networking.k8s.io": cluster_kinds.ingress_class,
     }.get(key)
     if simple is not None:
         return simple(obj, events)

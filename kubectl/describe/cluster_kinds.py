@@ -201,3 +201,21 @@ def endpoint_slice(es: Obj, events: list[Obj] | None) -> str:
             w.write(LEVEL_2, f"Zone:\t{_unset(e.get('zone'))}\n")
     describe_events(w, events)
     return w.text()
+
+
+def ingress_class(ic: Obj, events: list[Obj] | None) -> str:
+    w = PrefixWriter()
+    meta, spec = ic["metadata"], ic.get("spec") or {}
+    w.write(LEVEL_0, f"Name:\t{meta['name']}\n")
+    labels_multiline(w, "Labels", meta.get("labels"))
+    annotations_multiline(w, "Annotations", meta.get("annotations"))
+    w.write(LEVEL_0, f"Controller:\t{spec.get('controller', '')}\n")
+    params = spec.get("parameters")
+    if params:
+        w.write(LEVEL_0, "Parameters:\n")
+        if params.get("apiGroup"):
+            w.write(LEVEL_1, f"APIGroup:\t{params['apiGroup']}\n")
+        w.write(LEVEL_1, f"Kind:\t{params.get('kind', '')}\n")
+        w.write(LEVEL_1, f"Name:\t{params.get('name', '')}\n")
+    describe_events(w, events)
+    return w.text()

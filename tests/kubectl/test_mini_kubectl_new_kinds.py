@@ -20,6 +20,7 @@ def test_get_and_describe_match_kubectl(pair: Pair, ns: str) -> None:
         ("describe", "pdb", "web", "-n", ns),
         ("describe", "pc", f"{ns}-high"),
         ("describe", "endpointslice", "web-x", "-n", ns),
+        ("describe", "ingressclass", f"{ns}-nginx"),
     ]
     for command, (real, mini) in zip(commands, pair.many(commands), strict=True):
         assert real.rc == 0 and mini.rc == 0, (command, real.err, mini.err)
