@@ -175,3 +175,33 @@ def test_ephemeral_containers_may_only_be_added(api: httpx.Client, ns: str) -> N
     assert ported.status_code == 422
     fields = [c["field"] for c in ported.json()["details"]["causes"]]
     assert any(f.startswith("spec.ephemeralContainers[") and f.endswith("].ports") for f in fields), fields
+
+
+def test_autoscaling_v1_is_served_from_the_stored_v2_object(api: httpx.Client, ns: str) -> None:
+    v1 = f"/apis/autoscaling/v1/namespaces/{ns}/horizontalpodautoscalers"
+    body = {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                     "maxReplicas": 4, "targetCPUUtilizationPercentage": 60}}
+    created = api.post(v1, json=body)
+    assert created.status_code == 201, created.text
+    assert created.json()["spec"]["targetCPUUtilizationPercentage"] == 60
+    stored = api.get(f"/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers/h").json()
+    assert stored["spec"]["metrics"][0]["resource"]["target"] == {"type": "Utilization", "averageUtilization": 60}
+    listed = api.get(v1).json()
+    assert listed["apiVersion"] == "autoscaling/v1" and listed["items"][0]["apiVersion"] == "autoscaling/v1"
+    rv = listed["metadata"]["resourceVersion"]
+    stored["status"] = {"currentReplicas": 1, "desiredReplicas": 1, "currentMetrics": [
+        {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 33}}}]}
+    api.put(f"/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers/h/status", json=stored)
+    with api.stream("GET", v1, params={"watch": "1", "resourceVersion": rv, "timeoutSeconds": "5"}) as events:
+        for line in events.iter_lines():
+            event = httpx.Response(200, content=line).json()
+            if event["type"] == "MODIFIED":
+                assert event["object"]["apiVersion"] == "autoscaling/v1"
+                assert event["object"]["status"]["currentCPUUtilizationPercentage"] == 33
+                break
+        else:
+            raise AssertionError("no MODIFIED event")
+    refused = api.patch(f"{v1}/h", json={"spec": {"maxReplicas": 5}},
+                        headers={"Content-Type": "application/merge-patch+json"})
+    assert refused.status_code == 405
