@@ -109,13 +109,14 @@ def _rt(
 
 
 _RBAC = "rbac.authorization.k8s.io"
+_NET = "networking.k8s.io"
 
 # Order matters twice: discovery lists groups in this order (core first), and resolve() returns
 # matches in this order.
 _RESOURCES: tuple[ResourceType, ...] = (
     # core/v1
     _rt("", "v1", "Pod", "pods", "core_v1.Pod", "core_v1.PodList", short=("po",), all_=True,
-        sub=("status", "binding", "log", "eviction")),
+        sub=("status", "binding", "log", "eviction", "ephemeralcontainers")),
     _rt("", "v1", "Node", "nodes", "core_v1.Node", "core_v1.NodeList", namespaced=False, short=("no",),
         sub=("status",)),
     _rt("", "v1", "Namespace", "namespaces", "core_v1.Namespace", "core_v1.NamespaceList", namespaced=False,
@@ -134,6 +135,10 @@ _RESOURCES: tuple[ResourceType, ...] = (
     _rt("", "v1", "ResourceQuota", "resourcequotas", "core_v1.ResourceQuota", "core_v1.ResourceQuotaList",
         short=("quota",), sub=("status",)),
     _rt("", "v1", "LimitRange", "limitranges", "core_v1.LimitRange", "core_v1.LimitRangeList", short=("limits",)),
+    _rt("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", "core_v1_storage.PersistentVolumeClaim",
+        "core_v1_storage.PersistentVolumeClaimList", short=("pvc",), sub=("status",)),
+    _rt("", "v1", "PersistentVolume", "persistentvolumes", "core_v1_storage.PersistentVolume",
+        "core_v1_storage.PersistentVolumeList", namespaced=False, short=("pv",), sub=("status",)),
     # apps/v1
     _rt("apps", "v1", "Deployment", "deployments", "apps_v1.Deployment", "apps_v1.DeploymentList",
         short=("deploy",), all_=True, sub=("status", "scale")),
@@ -143,8 +148,8 @@ _RESOURCES: tuple[ResourceType, ...] = (
         short=("ds",), all_=True, sub=("status",)),
     _rt("apps", "v1", "StatefulSet", "statefulsets", "apps_v1.StatefulSet", "apps_v1.StatefulSetList",
         short=("sts",), all_=True, sub=("status", "scale")),
-    _rt("apps", "v1", "ControllerRevision", "controllerrevisions", "apps_v1.ControllerRevision",
-        "apps_v1.ControllerRevisionList"),
+    _rt("apps", "v1", "ControllerRevision", "controllerrevisions", "apps_v1_revision.ControllerRevision",
+        "apps_v1_revision.ControllerRevisionList"),
     # batch/v1
     _rt("batch", "v1", "Job", "jobs", "batch_v1.Job", "batch_v1.JobList", all_=True, sub=("status",)),
     _rt("batch", "v1", "CronJob", "cronjobs", "batch_v1.CronJob", "batch_v1.CronJobList", short=("cj",), all_=True,
@@ -153,6 +158,29 @@ _RESOURCES: tuple[ResourceType, ...] = (
     _rt("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
         "autoscaling.HorizontalPodAutoscaler", "autoscaling.HorizontalPodAutoscalerList",
         short=("hpa",), all_=True, sub=("status",)),
+    # autoscaling/v1: the same objects (stored as v2), served by conversion (apiserver/hpa_v1.py).
+    _rt("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
+        "autoscaling.HorizontalPodAutoscalerV1", "autoscaling.HorizontalPodAutoscalerListV1",
+        short=("hpa",), all_=True, sub=("status",)),
+    # networking.k8s.io/v1
+    _rt(_NET, "v1", "Ingress", "ingresses", "networking_v1.Ingress", "networking_v1.IngressList",
+        short=("ing",), sub=("status",)),
+    _rt(_NET, "v1", "IngressClass", "ingressclasses", "networking_v1.IngressClass",
+        "networking_v1.IngressClassList", namespaced=False),
+    _rt(_NET, "v1", "NetworkPolicy", "networkpolicies", "networking_v1.NetworkPolicy",
+        "networking_v1.NetworkPolicyList", short=("netpol",)),
+    # policy/v1
+    _rt("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", "policy_v1_pdb.PodDisruptionBudget",
+        "policy_v1_pdb.PodDisruptionBudgetList", short=("pdb",), sub=("status",)),
+    # storage.k8s.io/v1
+    _rt("storage.k8s.io", "v1", "StorageClass", "storageclasses", "storage_v1.StorageClass",
+        "storage_v1.StorageClassList", namespaced=False, short=("sc",)),
+    # scheduling.k8s.io/v1
+    _rt("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "scheduling_v1.PriorityClass",
+        "scheduling_v1.PriorityClassList", namespaced=False, short=("pc",)),
+    # discovery.k8s.io/v1
+    _rt("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", "discovery_v1.EndpointSlice",
+        "discovery_v1.EndpointSliceList"),
     # coordination.k8s.io/v1
     _rt("coordination.k8s.io", "v1", "Lease", "leases", "coordination_v1.Lease",
         "coordination_v1.LeaseList"),
@@ -174,6 +202,7 @@ _SUBRESOURCE_VERBS: dict[str, tuple[str, ...]] = {
     "eviction": ("create",),
     "log": ("get",),
     "finalize": ("update",),
+    "ephemeralcontainers": ("get", "patch", "update"),
 }
 _SUBRESOURCE_KIND: dict[str, tuple[str, str, str]] = {
     "scale": _SCALE,
@@ -201,12 +230,23 @@ def _load_model(ref: str) -> type:
     return getattr(importlib.import_module(f"api.models.{module}"), name)  # type: ignore[no-any-return]
 
 _BY_GVR = {(rt.group, rt.version, rt.plural): rt for rt in _RESOURCES}
-_BY_KEY = {rt.key: rt for rt in _RESOURCES}
+# The first version listed of a resource is its storage (and preferred) version; later versions of
+# the same resource are served by conversion and share its store.
+_BY_KEY: dict[str, ResourceType] = {}
+for _r in _RESOURCES:
+    _BY_KEY.setdefault(_r.key, _r)
+_STORED = tuple(_BY_KEY.values())
 _BY_KIND = {(rt.api_version, rt.kind): rt for rt in _RESOURCES}
 
 
 def all_resources() -> list[ResourceType]:
-    return list(_RESOURCES)
+    """Every resource once, in its storage version (what stores, caches and controllers iterate)."""
+    return list(_STORED)
+
+
+def is_converted(rt: ResourceType) -> bool:
+    """True for a version served by conversion from the stored one (autoscaling/v1 HPAs)."""
+    return _BY_KEY[rt.key] is not rt
 
 
 def lookup(group: str, version: str, plural: str) -> ResourceType | None:
@@ -236,7 +276,7 @@ def resolve(name: str) -> list[ResourceType]:
     `deploy.apps`) or by version and group (`deployments.v1.apps`).
     """
     wanted = name.strip().lower()
-    found = [rt for rt in _RESOURCES if wanted in _names(rt)]
+    found = [rt for rt in _STORED if wanted in _names(rt)]
     if found or "." not in wanted:
         return found
     head, qualifier = wanted.split(".", 1)
@@ -244,12 +284,13 @@ def resolve(name: str) -> list[ResourceType]:
         rt
         for rt in _RESOURCES
         if rt.group and head in _names(rt) and qualifier in (rt.group, f"{rt.version}.{rt.group}")
+        and (rt in _STORED or qualifier != rt.group)
     ]
 
 
 def by_category(category: str) -> list[ResourceType]:
     """`kubectl get all` expands the "all" category to these, in registry order."""
-    return [rt for rt in _RESOURCES if category in rt.categories]
+    return [rt for rt in _STORED if category in rt.categories]
 
 
 def groups() -> list[tuple[str, list[str]]]:

@@ -24,8 +24,8 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from api import errors
-from apiserver import storage
+from api import errors, registry
+from apiserver import hpa_v1, storage
 from apiserver.config import ServerConfig
 from apiserver.flowcontrol import FlowController
 from apiserver.front import APIFront
@@ -33,6 +33,7 @@ from apiserver.handlers import discovery
 from apiserver.handlers.common import bool_param, json_response
 from apiserver.handlers.create import handle_create
 from apiserver.handlers.delete import handle_delete, handle_deletecollection
+from apiserver.handlers.ephemeral import handle_ephemeral_containers
 from apiserver.handlers.read import handle_get, handle_list
 from apiserver.handlers.subresources import handle_binding, handle_eviction, handle_finalize, handle_log
 from apiserver.handlers.update import get_scale, handle_patch, handle_update
@@ -144,7 +145,10 @@ async def dispatch(request: Request, group: str, version: str, path: str) -> Res
     started = time.perf_counter()
     code = 500
     try:
-        response = await _handle(server, request, info, verb)
+        if registry.is_converted(info.rt):  # autoscaling/v1 HPAs: served from the stored v2 objects
+            response = await hpa_v1.handle(server, request, info, verb, _handle)
+        else:
+            response = await _handle(server, request, info, verb)
         code = response.status_code
         return response
     except errors.StatusError as exc:
@@ -191,6 +195,9 @@ async def _handle(server: APIServer, request: Request, info: RequestInfo, verb: 
         ("eviction", "POST"): handle_eviction,
         ("log", "GET"): handle_log,
         ("finalize", "PUT"): handle_finalize,
+        ("ephemeralcontainers", "GET"): handle_ephemeral_containers,
+        ("ephemeralcontainers", "PUT"): handle_ephemeral_containers,
+        ("ephemeralcontainers", "PATCH"): handle_ephemeral_containers,
     }.get((sub, method))
     if special is None:
         raise errors.method_not_allowed()

@@ -67,6 +67,8 @@ def run(
     concurrent_replicaset_syncs: Annotated[int, typer.Option("--concurrent-replicaset-syncs")] = 5,
     concurrent_deployment_syncs: Annotated[int, typer.Option("--concurrent-deployment-syncs")] = 5,
     concurrent_endpoint_syncs: Annotated[int, typer.Option("--concurrent-endpoint-syncs")] = 5,
+    concurrent_service_endpoint_syncs: Annotated[int, typer.Option("--concurrent-service-endpoint-syncs")] = 5,
+    max_endpoints_per_slice: Annotated[int, typer.Option("--max-endpoints-per-slice")] = 100,
     concurrent_gc_syncs: Annotated[int, typer.Option("--concurrent-gc-syncs")] = 20,
     concurrent_namespace_syncs: Annotated[int, typer.Option("--concurrent-namespace-syncs")] = 10,
     concurrent_job_syncs: Annotated[int, typer.Option("--concurrent-job-syncs")] = 5,
@@ -111,6 +113,7 @@ def run(
                 "replicaset": concurrent_replicaset_syncs,
                 "deployment": concurrent_deployment_syncs,
                 "endpoints": concurrent_endpoint_syncs,
+                "endpointslice": concurrent_service_endpoint_syncs,
                 "garbagecollector": concurrent_gc_syncs,
                 "namespace": concurrent_namespace_syncs,
                 "job": concurrent_job_syncs,
@@ -118,9 +121,12 @@ def run(
                 "ttl-after-finished": concurrent_ttl_syncs,
                 "daemonset": concurrent_daemonset_syncs,
             },
+            max_endpoints_per_slice=max_endpoints_per_slice,
             informer_backoff_max=parse_duration(informer_backoff_max),
             verbosity=verbosity,
         )
+        if not 1 <= max_endpoints_per_slice <= 1000:
+            raise ValueError(f"--max-endpoints-per-slice must be between 1 and 1000, not {max_endpoints_per_slice}")
         from controller_manager import credentials, registry
 
         registry.selected(opts.controllers)

@@ -45,6 +45,8 @@ class ManagerOptions:
     terminated_pod_gc_threshold: int = 12500
     # how many keys each controller reconciles at once (--concurrent-<name>-syncs)
     concurrent_syncs: dict[str, int] = field(default_factory=dict)
+    # endpointslice controller: endpoints per slice (--max-endpoints-per-slice)
+    max_endpoints_per_slice: int = 100
     # informer reconnect back-off cap (client-go's default is 30 s)
     informer_backoff_max: float = 30.0
     verbosity: int = 0

@@ -52,14 +52,17 @@ async def api_resources(
     s: Session, namespaced: bool | None, no_headers: bool, output: str | None, api_group: str | None
 ) -> int:
     rows = []
+    seen: set[tuple[str, str]] = set()  # a resource is listed once, in its group's preferred version
     # kubectl orders by group (the core group first), then by name.
     for gv, lst in sorted(await discovery(s), key=lambda d: d[0].rsplit("/", 1)[0] if "/" in d[0] else ""):
         group = gv.rsplit("/", 1)[0] if "/" in gv else ""
         if api_group is not None and group != api_group:
             continue
         resources = sorted(
-            (r for r in lst.get("resources") or [] if "/" not in r["name"]), key=lambda r: r["name"]
+            (r for r in lst.get("resources") or [] if "/" not in r["name"] and (group, r["name"]) not in seen),
+            key=lambda r: r["name"],
         )
+        seen.update((group, r["name"]) for r in resources)
         for r in resources:
             if namespaced is not None and bool(r.get("namespaced")) != namespaced:
                 continue

@@ -290,19 +290,6 @@ class StatefulSet(K8sModel):
     status: StatefulSetStatus | None = None
 
 
-# --- ControllerRevision ---------------------------------------------------------------------------
-
-
-class ControllerRevision(K8sModel):
-    """One remembered pod template of a DaemonSet or StatefulSet: `data` restores it, `revision` counts."""
-
-    api_version: str | None = "apps/v1"
-    kind: str | None = "ControllerRevision"
-    metadata: ObjectMeta | None = None
-    data: FreeDict | None = None  # a RawExtension: the patch that brings the template back
-    revision: Int64 | None = None
-
-
 # --- lists ----------------------------------------------------------------------------------------
 
 
@@ -324,8 +311,3 @@ class DaemonSetList(K8sList[DaemonSet]):
 class StatefulSetList(K8sList[StatefulSet]):
     api_version: str | None = "apps/v1"
     kind: str | None = "StatefulSetList"
-
-
-class ControllerRevisionList(K8sList[ControllerRevision]):
-    api_version: str | None = "apps/v1"
-    kind: str | None = "ControllerRevisionList"

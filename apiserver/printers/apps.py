@@ -110,18 +110,6 @@ def stateful_set_cells(sts: dict[str, Any], now: datetime) -> Cells:
     return [name, f"{number(sts, 'status', 'readyReplicas')}/{_replicas(sts)}", age, names, images]
 
 
-def controller_revision_cells(rev: dict[str, Any], now: datetime) -> Cells:
-    """CONTROLLER is the owner as `<kind>.<group>/<name>`, e.g. `daemonset.apps/fluentd`."""
-    name, age = _common(rev, now)
-    owner = next((r for r in dig(rev, "metadata", "ownerReferences") or [] if r.get("controller")), None)
-    controller = "<none>"
-    if owner is not None:
-        group = str(owner.get("apiVersion") or "").rpartition("/")[0]
-        kind = str(owner.get("kind") or "").lower() + (f".{group}" if group else "")
-        controller = f"{kind}/{owner.get('name')}"
-    return [name, controller, rev.get("revision", 0), age]
-
-
 READY_PODS = "Number of the pod with ready state"
 
 PRINTERS = {
@@ -196,14 +184,5 @@ PRINTERS = {
     "statefulsets.apps": TablePrinter(
         (NAME, Column("Ready", description=READY_PODS), AGE, CONTAINERS, IMAGES),
         stateful_set_cells,
-    ),
-    "controllerrevisions.apps": TablePrinter(
-        (
-            NAME,
-            Column("Controller", description="Controller of the object"),
-            Column("Revision", "integer", "Revision indicates the revision of the state represented by Data."),
-            AGE,
-        ),
-        controller_revision_cells,
     ),
 }

@@ -25,7 +25,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from apiserver.printers import apps, batch, core, events, misc, pods
+from apiserver.printers import apps, batch, core, events, misc, networking, pods, storage
 from apiserver.printers.columns import NAME, Cells, Column, TablePrinter, dig
 from apiserver.printers.duration import parse_time, utc_now
 
@@ -38,6 +38,8 @@ PRINTERS: dict[str, TablePrinter] = {
     **apps.PRINTERS,
     **batch.PRINTERS,
     **misc.PRINTERS,
+    **storage.PRINTERS,
+    **networking.PRINTERS,
 }
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from api.errors import NotFoundError, StatusError
 from api.registry import ResourceType
 from kubectl.cli import Session
-from kubectl.describe import kinds
+from kubectl.describe import cluster_kinds, kinds
 
 Obj = dict[str, Any]
 
@@ -99,13 +99,37 @@ async def describe(s: Session, rt: ResourceType, obj: Obj, show_events: bool = T
         pods = (await s.client.list("pods", None, field_selector=selector)).get("items") or []
         return kinds.node(obj, lease, lease_error, pods, events)
     if key == "services":
+        # As kubectl 1.32: the Service's EndpointSlices; its Endpoints only if slices cannot be listed.
+        name, ns = obj["metadata"]["name"], obj["metadata"]["namespace"]
+        ep: Obj | None
         try:
-            ep: Obj | None = await s.client.get(
-                "endpoints", obj["metadata"]["name"], obj["metadata"]["namespace"]
-            )
-        except NotFoundError:
-            ep = None
+            slices = await s.client.list("endpointslices.discovery.k8s.io", ns,
+                                         label_selector=f"kubernetes.io/service-name={name}")
+            ep = cluster_kinds.slices_as_endpoints(list(slices.get("items") or []))
+        except StatusError:
+            try:
+                ep = await s.client.get("endpoints", name, ns)
+            except NotFoundError:
+                ep = None
         return kinds.service(obj, ep, events)
+    if key == "persistentvolumeclaims":
+        pods = (await s.client.list("pods", obj["metadata"]["namespace"])).get("items") or []
+        used_by = [
+            p["metadata"]["name"] for p in pods
+            if any((v.get("persistentVolumeClaim") or {}).get("claimName") == obj["metadata"]["name"]
+                   for v in (p.get("spec") or {}).get("volumes") or [])
+        ]
+        return cluster_kinds.persistent_volume_claim(obj, used_by, events)
+    simple = {
+        "persistentvolumes": cluster_kinds.persistent_volume,
+        "storageclasses.storage.k8s.io": cluster_kinds.storage_class,
+        "poddisruptionbudgets.policy": cluster_kinds.pod_disruption_budget,
+        "priorityclasses.scheduling.k8s.io": cluster_kinds.priority_class,
+        "endpointslices.discovery.k8s.io": cluster_kinds.endpoint_slice,
+        "ingressclasses.networking.k8s.io": cluster_kinds.ingress_class,
+    }.get(key)
+    if simple is not None:
+        return simple(obj, events)
     if key == "namespaces":
         name = obj["metadata"]["name"]
         quotas = (await s.client.list("resourcequotas", name)).get("items") or []

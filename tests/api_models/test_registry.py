@@ -13,6 +13,9 @@ BRIEF_KEYS = {
     "horizontalpodautoscalers.autoscaling", "leases.coordination.k8s.io",
     "roles.rbac.authorization.k8s.io", "clusterroles.rbac.authorization.k8s.io",
     "rolebindings.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io",
+    "persistentvolumes", "persistentvolumeclaims", "controllerrevisions.apps", "ingresses.networking.k8s.io",
+    "ingressclasses.networking.k8s.io", "networkpolicies.networking.k8s.io", "poddisruptionbudgets.policy",
+    "storageclasses.storage.k8s.io", "priorityclasses.scheduling.k8s.io", "endpointslices.discovery.k8s.io",
 }
 
 
@@ -27,7 +30,9 @@ def test_registry_holds_exactly_the_resources_of_the_design() -> None:
 def test_only_nodes_namespaces_and_cluster_rbac_kinds_are_cluster_scoped() -> None:
     cluster_scoped = {rt.key for rt in registry.all_resources() if not rt.namespaced}
     assert cluster_scoped == {"nodes", "namespaces", "clusterroles.rbac.authorization.k8s.io",
-                              "clusterrolebindings.rbac.authorization.k8s.io"}
+                              "clusterrolebindings.rbac.authorization.k8s.io", "persistentvolumes",
+                              "storageclasses.storage.k8s.io", "priorityclasses.scheduling.k8s.io",
+                              "ingressclasses.networking.k8s.io"}
 
 
 def test_resolve_accepts_short_names_singulars_plurals_and_kinds() -> None:
@@ -114,5 +119,5 @@ def test_groups_lists_core_first_with_its_versions() -> None:
     groups = registry.groups()
     assert groups[0] == ("", ["v1"])
     assert ("apps", ["v1"]) in groups
-    assert ("autoscaling", ["v2"]) in groups
+    assert ("autoscaling", ["v2", "v1"]) in groups  # v2 preferred; v1 served by conversion
     assert len({g for g, _ in groups}) == len(groups)

@@ -39,7 +39,8 @@ def test_api_resources_lists_names_short_names_and_scope(kubectl: Kubectl) -> No
 
 def test_api_resources_by_group_and_scope(kubectl: Kubectl) -> None:
     names = [columns(line)[0] for line in kubectl.ok("api-resources", "--api-group=apps", "-o", "name").lines()]
-    assert sorted(names) == ["daemonsets.apps", "deployments.apps", "replicasets.apps", "statefulsets.apps"]
+    assert sorted(names) == ["controllerrevisions.apps", "daemonsets.apps", "deployments.apps", "replicasets.apps",
+                            "statefulsets.apps"]
     cluster = [columns(line)[0] for line in kubectl.ok("api-resources", "--namespaced=false", "-o", "name").lines()]
     assert {"namespaces", "nodes", "clusterroles.rbac.authorization.k8s.io"} <= set(cluster)
     assert "pods" not in cluster

@@ -16,6 +16,8 @@ POD = {
     "status": {"phase": "Pending"},
 }
 
+from tests.printers.test_new_kind_printers import NEW_KIND_COLUMNS  # noqa: E402
+
 RESOURCE_KEYS = [
     "pods",
     "nodes",
@@ -41,9 +43,11 @@ RESOURCE_KEYS = [
     "clusterroles.rbac.authorization.k8s.io",
     "rolebindings.rbac.authorization.k8s.io",
     "clusterrolebindings.rbac.authorization.k8s.io",
+    *NEW_KIND_COLUMNS,
 ]
 
 COLUMNS = {
+    **NEW_KIND_COLUMNS,
     "pods": [
         "Name",
         "Ready",

@@ -19,6 +19,14 @@ from apiserver.registry.defaults.core import (
     default_secret,
     default_service,
 )
+from apiserver.registry.defaults.newkinds import (
+    default_endpoint_slice,
+    default_network_policy,
+    default_persistent_volume,
+    default_persistent_volume_claim,
+    default_priority_class,
+    default_storage_class,
+)
 from apiserver.registry.defaults.pod import (
     default_pod,
     default_pod_spec,
@@ -63,6 +71,12 @@ DEFAULTERS: dict[str, Defaulter] = {
     "jobs.batch": default_job,
     "cronjobs.batch": default_cron_job,
     "horizontalpodautoscalers.autoscaling": default_horizontal_pod_autoscaler,
+    "persistentvolumes": default_persistent_volume,
+    "persistentvolumeclaims": default_persistent_volume_claim,
+    "storageclasses.storage.k8s.io": default_storage_class,
+    "priorityclasses.scheduling.k8s.io": default_priority_class,
+    "networkpolicies.networking.k8s.io": default_network_policy,
+    "endpointslices.discovery.k8s.io": default_endpoint_slice,
 }
 
 

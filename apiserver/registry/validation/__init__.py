@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from api.errors import FieldError, invalid_value, required
+from api.errors import FieldError
 from apiserver.registry.validation.batch import (
     validate_cron_job_spec,
     validate_job_spec,
@@ -39,6 +39,7 @@ from apiserver.registry.validation.names import (
     name_is_dns_subdomain,
     name_is_path_segment,
 )
+from apiserver.registry.validation.newkinds import NEW_CLUSTER_SCOPED, NEW_KINDS
 from apiserver.registry.validation.pod import validate_pod, validate_pod_template, validate_pod_update
 from apiserver.registry.validation.service import validate_service, validate_service_update
 from apiserver.registry.validation.workloads import (
@@ -58,6 +59,7 @@ Errors = list[FieldError]
 CLUSTER_SCOPED = {
     "nodes", "namespaces", "clusterroles.rbac.authorization.k8s.io",
     "clusterrolebindings.rbac.authorization.k8s.io",
+    *NEW_CLUSTER_SCOPED,
 }
 
 # Which grammar each resource's names follow; everything else is a DNS-1123 subdomain.
@@ -108,22 +110,14 @@ _CREATE: dict[str, Callable[[Obj], Errors]] = {
     "horizontalpodautoscalers.autoscaling": lambda o: _meta("horizontalpodautoscalers.autoscaling", o)
     + validate_hpa(o),
     "podtemplates": lambda o: _meta("podtemplates", o) + _pod_template(o),
-    "controllerrevisions.apps": lambda o: _meta("controllerrevisions.apps", o) + _controller_revision(o),
 }
-
-
-def _controller_revision(obj: Obj) -> Errors:
-    if obj.get("data") is None:
-        return [required("data", "data is mandatory")]
-    revision = obj.get("revision")
-    if isinstance(revision, int) and revision < 0:
-        return [invalid_value("revision", revision, "must be greater than or equal to 0")]
-    return []
 
 
 def validate_create(resource: str, obj: Obj) -> Errors:
     """All problems with a new object of `resource` ("pods", "deployments.apps", …)."""
     validator = _CREATE.get(resource)
+    if resource in NEW_KINDS:
+        return _meta(resource, obj) + NEW_KINDS[resource][0](obj)
     if validator is not None:
         return validator(obj)
     # Kinds without spec rules of their own (nodes, events, leases, RBAC …): metadata only.
@@ -144,5 +138,7 @@ def validate_update(resource: str, new: Obj, old: Obj) -> Errors:
         errs += validate_job_update(_spec(new), _spec(old))
     elif resource == "services":
         errs += validate_service_update(new, old)
+    elif resource in NEW_KINDS and NEW_KINDS[resource][1] is not None:
+        errs += NEW_KINDS[resource][1](new, old)  # type: ignore[misc]
     return errs
 
