@@ -75,6 +75,7 @@ def run(
     concurrent_cron_job_syncs: Annotated[int, typer.Option("--concurrent-cron-job-syncs")] = 5,
     concurrent_ttl_syncs: Annotated[int, typer.Option("--concurrent-ttl-after-finished-syncs")] = 5,
     concurrent_daemonset_syncs: Annotated[int, typer.Option("--concurrent-daemonset-syncs")] = 2,
+    concurrent_statefulset_syncs: Annotated[int, typer.Option("--concurrent-statefulset-syncs")] = 5,
     informer_backoff_max: Annotated[
         str, typer.Option("--informer-backoff-max", help="Cap on watch reconnect back-off.")
     ] = "30s",
@@ -120,6 +121,7 @@ def run(
                 "cronjob": concurrent_cron_job_syncs,
                 "ttl-after-finished": concurrent_ttl_syncs,
                 "daemonset": concurrent_daemonset_syncs,
+                "statefulset": concurrent_statefulset_syncs,
             },
             max_endpoints_per_slice=max_endpoints_per_slice,
             informer_backoff_max=parse_duration(informer_backoff_max),

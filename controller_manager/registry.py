@@ -30,6 +30,7 @@ CONTROLLERS: dict[str, str] = {
     "cronjob": "controller_manager.controllers.cronjob:CronJobController",
     "ttl-after-finished": "controller_manager.controllers.ttlafterfinished:TTLAfterFinishedController",
     "daemonset": "controller_manager.controllers.daemonset:DaemonSetController",
+    "statefulset": "controller_manager.controllers.statefulset:StatefulSetController",
     "serviceaccount-token": "controller_manager.controllers.serviceaccount_token:TokensController",
     "root-ca-cert-publisher": "controller_manager.controllers.rootcacertpublisher:RootCACertPublisher",
 }
@@ -63,7 +64,6 @@ NOT_IMPLEMENTED = {
     "endpointslicemirroring",
     "disruption",
     "horizontalpodautoscaling",
-    "statefulset",
     "resourcequota",
 }
 
