@@ -16,6 +16,7 @@ every write.
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ class _Shape:
     model: type[BaseModel] | None = None
     item: _Shape | None = None
     fields: dict[str, _Shape] = field(default_factory=dict)
+    checked: bool | None = None  # can it hold an int or quantity whose value must be checked?
+    go: str = ""  # a checked leaf's Go type
 
 
 _LEAF = _Shape("leaf")
@@ -151,18 +154,23 @@ def type_errors(rt: ResourceType, obj: Any) -> list[tuple[str, str]]:
 
 # Go's integer types and the values they hold; a JSON number outside is a decode error.
 _INT_BOUNDS = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+_PLAIN_QUANTITY = re.compile(r"[0-9]{1,15}(?:[numkMGTPE]|[KMGTPE]i)?")
+_CHECKED_TYPES = {*_INT_BOUNDS, "intstr.IntOrString", "resource.Quantity"}
 
 
 def _check_values(
     shape: _Shape, value: Any, path: str, owner: str, go_path: list[str], found: dict[str, str]
 ) -> None:
     """Well-typed values that still do not decode: integers too big for their Go type, and
-    quantities `resource.Quantity` refuses (`"lots"`, `1e400` as a bare JSON number)."""
+    quantities `resource.Quantity` refuses (`"lots"`, `1ki`). Subtrees that hold no such
+    value (labels, annotations, most of a pod) are skipped: this runs on every write."""
+    if not _needs_check(shape):
+        return
     if shape.kind == "model" and isinstance(value, dict):
         name = shape.model.__name__ if shape.model else owner
         for key, child in value.items():
             child_shape = shape.fields.get(key)
-            if child_shape is not None and child is not None:
+            if child_shape is not None and child is not None and _needs_check(child_shape):
                 _check_values(child_shape, child, f"{path}.{key}" if path else key, name, [*go_path, key], found)
     elif shape.kind == "list" and isinstance(value, list) and shape.item is not None:
         for index, child in enumerate(value):
@@ -170,16 +178,32 @@ def _check_values(
     elif shape.kind == "map" and isinstance(value, dict) and shape.item is not None:
         for key, child in value.items():
             _check_values(shape.item, child, f"{path}.{key}", owner, go_path, found)
-    elif shape.kind == "leaf":
+    elif shape.kind == "leaf" and not isinstance(value, bool) and isinstance(value, int | float | str):
         problem = _leaf_problem(shape, value, owner, go_path)
         if problem:
             found.setdefault(path, problem)
 
 
+def _needs_check(shape: _Shape) -> bool:
+    """Can a value of this shape hold an integer or quantity? (Computed once per shape.)"""
+    if shape.checked is None:
+        shape.checked = False  # a self-referencing model must not recurse for ever
+        if shape.kind == "leaf":
+            shape.go = _go_scalar(shape.annotation)
+            shape.checked = shape.go in _CHECKED_TYPES
+        elif shape.kind in ("list", "map"):
+            shape.checked = shape.item is not None and _needs_check(shape.item)
+        else:
+            shape.checked = any([_needs_check(child) for child in shape.fields.values()])
+    return shape.checked
+
+
 def _leaf_problem(shape: _Shape, value: Any, owner: str, go_path: list[str]) -> str | None:
-    go_type = _go_scalar(shape.annotation)
+    go_type = shape.go
     if go_type == "resource.Quantity":
-        if isinstance(value, str | int | float) and not isinstance(value, bool):
+        if isinstance(value, int) or (isinstance(value, str) and _PLAIN_QUANTITY.fullmatch(value)):
+            return None  # the everyday forms ("250m", "64Mi", 2): valid, no need to parse
+        if isinstance(value, str | float):
             try:
                 Quantity(value)
             except QuantityError as exc:
