@@ -115,7 +115,8 @@ class Container(K8sModel):
 
 
 class Volume(K8sModel):
-    """A name plus exactly one source. The common sources are listed; others stay as extras."""
+    """A name plus exactly one source. Every source Kubernetes has is listed (unlisted fields are
+    pruned as unknown); each is kept verbatim, whether or not our kubelet can mount it."""
 
     name: str | None = None
     empty_dir: FreeDict | None = None
@@ -128,6 +129,27 @@ class Volume(K8sModel):
     nfs: FreeDict | None = None
     csi: FreeDict | None = None
     ephemeral: FreeDict | None = None
+    image: FreeDict | None = None
+    # Sources for storage systems (most deprecated in Kubernetes, still part of its API).
+    gce_persistent_disk: FreeDict | None = None
+    aws_elastic_block_store: FreeDict | None = None
+    git_repo: FreeDict | None = None
+    iscsi: FreeDict | None = None
+    glusterfs: FreeDict | None = None
+    rbd: FreeDict | None = None
+    flex_volume: FreeDict | None = None
+    cinder: FreeDict | None = None
+    cephfs: FreeDict | None = None
+    flocker: FreeDict | None = None
+    fc: FreeDict | None = None
+    azure_file: FreeDict | None = None
+    azure_disk: FreeDict | None = None
+    vsphere_volume: FreeDict | None = None
+    quobyte: FreeDict | None = None
+    photon_persistent_disk: FreeDict | None = None
+    portworx_volume: FreeDict | None = None
+    scale_io: FreeDict | None = Field(default=None, alias="scaleIO")
+    storageos: FreeDict | None = None
 
 
 # --- placement: affinity, tolerations, spreading ----------------------------------------------
@@ -302,6 +324,10 @@ class ContainerStatus(K8sModel):
     started: bool | None = None
     allocated_resources: ResourceList | None = None
     resources: ResourceRequirements | None = None
+    volume_mounts: list[FreeDict] | None = None
+    user: FreeDict | None = None
+    allocated_resources_status: list[FreeDict] | None = None
+    stop_signal: str | None = None
 
 
 class PodCondition(BaseCondition):
