@@ -157,10 +157,10 @@ def int_param(request: Request, name: str, default: int | None = None) -> int | 
 
 
 def bool_param(request: Request, name: str) -> bool:
-    """A bool query parameter the way Kubernetes converts one: "0" and "false" (any case) are
-    false, any other value true (`watch=yes`, `watch=abc`); absent or empty is false."""
+    """A bool query parameter the way Kubernetes converts one: absent, "0" and "false" (any
+    case) are false; any other value is true, even garbage or nothing (`watch=abc`, `watch=`)."""
     raw = request.query_params.get(name)
-    if not raw:
+    if raw is None:
         return False
     return not (raw == "0" or raw.lower() == "false")
 

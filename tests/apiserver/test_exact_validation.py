@@ -270,10 +270,11 @@ def test_garbage_integers_in_query_parameters_are_bad_requests(api: httpx.Client
 def test_watch_is_parsed_as_kubernetes_parses_a_bool(api: httpx.Client, ns: str) -> None:
     url = f"/api/v1/namespaces/{ns}/configmaps"
     assert api.post(url, json={"metadata": {"name": "cm"}, "data": {"a": "b"}}).status_code == 201
-    # Anything but "0" and "false" is true: watch=abc is a watch, which ends at its timeout.
-    r = api.get(url + "?watch=abc&timeoutSeconds=1")
-    assert r.status_code == 200, r.text
-    first = json.loads(r.text.splitlines()[0])
-    assert first["type"] == "ADDED" and first["object"]["metadata"]["name"] == "cm"
+    # Anything but "0" and "false" is true, even nothing: watch=abc is a watch, ending at its timeout.
+    for yes in ("abc", ""):
+        r = api.get(url + f"?watch={yes}&timeoutSeconds=1")
+        assert r.status_code == 200, r.text
+        first = json.loads(r.text.splitlines()[0])
+        assert first["type"] == "ADDED" and first["object"]["metadata"]["name"] == "cm"
     for no in ("false", "FALSE", "0"):
         assert api.get(url + f"?watch={no}").json()["kind"] == "ConfigMapList"
