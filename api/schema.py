@@ -16,6 +16,7 @@ every write.
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from typing import Any, Union
 from pydantic import BaseModel, ValidationError
 
 from api.models.base import GoType
+from api.quantity import Quantity, QuantityError
 from api.registry import ResourceType
 
 
@@ -36,6 +38,8 @@ class _Shape:
     model: type[BaseModel] | None = None
     item: _Shape | None = None
     fields: dict[str, _Shape] = field(default_factory=dict)
+    checked: bool | None = None  # can it hold an int or quantity whose value must be checked?
+    go: str = ""  # a checked leaf's Go type
 
 
 _LEAF = _Shape("leaf")
@@ -79,30 +83,46 @@ def _model_shape(model: type[BaseModel]) -> _Shape:
 def unknown_fields(rt: ResourceType, obj: dict[str, Any]) -> list[str]:
     """Dotted paths of every field in `obj` that `rt.model` does not define, in document order."""
     found: list[str] = []
-    _walk(_model_shape(rt.model), obj, "", found)
+    _walk(_model_shape(rt.model), obj, "", found, prune=False)
     return found
 
 
-def _walk(shape: _Shape, value: Any, path: str, found: list[str]) -> None:
+def prune_unknown_fields(rt: ResourceType, obj: dict[str, Any]) -> list[str]:
+    """Drop every field `rt.model` does not define from `obj` (in place); return their paths.
+
+    This is what Kubernetes' decoder does to a built-in kind: a field the Go struct has no place
+    for is simply not decoded, so it is never stored (`replica: 3` is gone, with a warning).
+    """
+    found: list[str] = []
+    _walk(_model_shape(rt.model), obj, "", found, prune=True)
+    return found
+
+
+def _walk(shape: _Shape, value: Any, path: str, found: list[str], *, prune: bool) -> None:
     # A value of the wrong container type is type_errors' business, not ours: skip it.
     if shape.kind == "model":
         if isinstance(value, dict):
             fields = shape.fields
+            drop: list[str] = []
             for key, child in value.items():
                 child_path = f"{path}.{key}" if path else key
                 child_shape = fields.get(key)
                 if child_shape is None:
                     found.append(child_path)
+                    drop.append(key)
                 elif child_shape.kind != "leaf":
-                    _walk(child_shape, child, child_path, found)
+                    _walk(child_shape, child, child_path, found, prune=prune)
+            if prune:
+                for key in drop:
+                    del value[key]
     elif shape.kind == "list":
         if isinstance(value, list) and shape.item is not None and shape.item.kind != "leaf":
             for index, child in enumerate(value):
-                _walk(shape.item, child, f"{path}[{index}]", found)
+                _walk(shape.item, child, f"{path}[{index}]", found, prune=prune)
     elif shape.kind == "map":
         if isinstance(value, dict) and shape.item is not None and shape.item.kind != "leaf":
             for key, child in value.items():
-                _walk(shape.item, child, f"{path}.{key}", found)
+                _walk(shape.item, child, f"{path}.{key}", found, prune=prune)
 
 
 # --- wrong types ------------------------------------------------------------------------------
@@ -127,7 +147,75 @@ def type_errors(rt: ResourceType, obj: Any) -> list[tuple[str, str]]:
             path, message = _describe(root, detail["loc"], detail.get("input"))
             results.setdefault(path, message)
         return list(results.items())
-    return []
+    found: dict[str, str] = {}
+    _check_values(root, obj, "", root.model.__name__ if root.model else "", [], found)
+    return list(found.items())
+
+
+# Go's integer types and the values they hold; a JSON number outside is a decode error.
+_INT_BOUNDS = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+_PLAIN_QUANTITY = re.compile(r"[0-9]{1,15}(?:[numkMGTPE]|[KMGTPE]i)?")
+_CHECKED_TYPES = {*_INT_BOUNDS, "intstr.IntOrString", "resource.Quantity"}
+
+
+def _check_values(
+    shape: _Shape, value: Any, path: str, owner: str, go_path: list[str], found: dict[str, str]
+) -> None:
+    """Well-typed values that still do not decode: integers too big for their Go type, and
+    quantities `resource.Quantity` refuses (`"lots"`, `1ki`). Subtrees that hold no such
+    value (labels, annotations, most of a pod) are skipped: this runs on every write."""
+    if not _needs_check(shape):
+        return
+    if shape.kind == "model" and isinstance(value, dict):
+        name = shape.model.__name__ if shape.model else owner
+        for key, child in value.items():
+            child_shape = shape.fields.get(key)
+            if child_shape is not None and child is not None and _needs_check(child_shape):
+                _check_values(child_shape, child, f"{path}.{key}" if path else key, name, [*go_path, key], found)
+    elif shape.kind == "list" and isinstance(value, list) and shape.item is not None:
+        for index, child in enumerate(value):
+            _check_values(shape.item, child, f"{path}[{index}]", owner, go_path, found)
+    elif shape.kind == "map" and isinstance(value, dict) and shape.item is not None:
+        for key, child in value.items():
+            _check_values(shape.item, child, f"{path}.{key}", owner, go_path, found)
+    elif shape.kind == "leaf" and not isinstance(value, bool) and isinstance(value, int | float | str):
+        problem = _leaf_problem(shape, value, owner, go_path)
+        if problem:
+            found.setdefault(path, problem)
+
+
+def _needs_check(shape: _Shape) -> bool:
+    """Can a value of this shape hold an integer or quantity? (Computed once per shape.)"""
+    if shape.checked is None:
+        shape.checked = False  # a self-referencing model must not recurse for ever
+        if shape.kind == "leaf":
+            shape.go = _go_scalar(shape.annotation)
+            shape.checked = shape.go in _CHECKED_TYPES
+        elif shape.kind in ("list", "map"):
+            shape.checked = shape.item is not None and _needs_check(shape.item)
+        else:
+            shape.checked = any([_needs_check(child) for child in shape.fields.values()])
+    return shape.checked
+
+
+def _leaf_problem(shape: _Shape, value: Any, owner: str, go_path: list[str]) -> str | None:
+    go_type = shape.go
+    if go_type == "resource.Quantity":
+        if isinstance(value, int) or (isinstance(value, str) and _PLAIN_QUANTITY.fullmatch(value)):
+            return None  # the everyday forms ("250m", "64Mi", 2): valid, no need to parse
+        if isinstance(value, str | float):
+            try:
+                Quantity(value)
+            except QuantityError as exc:
+                return str(exc)  # Quantity's own decoder error: no "json:" prefix, no field
+        return None
+    if go_type == "intstr.IntOrString":
+        go_type = "int32"  # an IntOrString holding a number holds an int32
+    bounds = _INT_BOUNDS.get(go_type)
+    if bounds and isinstance(value, int) and not isinstance(value, bool) and not bounds[0] <= value <= bounds[1]:
+        target = f"Go struct field {owner}.{'.'.join(go_path)}" if go_path else "Go value"
+        return f"json: cannot unmarshal number {value} into {target} of type {go_type}"
+    return None
 
 
 def _describe(root: _Shape, loc: tuple[int | str, ...], bad_value: Any) -> tuple[str, str]:

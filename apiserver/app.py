@@ -30,7 +30,7 @@ from apiserver.config import ServerConfig
 from apiserver.flowcontrol import FlowController
 from apiserver.front import APIFront
 from apiserver.handlers import discovery
-from apiserver.handlers.common import bool_param, json_response
+from apiserver.handlers.common import bool_param, check_write_options, json_response
 from apiserver.handlers.create import handle_create
 from apiserver.handlers.delete import handle_delete, handle_deletecollection
 from apiserver.handlers.ephemeral import handle_ephemeral_containers
@@ -169,6 +169,7 @@ async def dispatch(request: Request, group: str, version: str, path: str) -> Res
 
 async def _handle(server: APIServer, request: Request, info: RequestInfo, verb: str) -> Response:
     sub, method = info.subresource, request.method
+    check_write_options(request, verb)  # ?fieldValidation=, before any body is read
     if sub in (None, "status"):
         if sub == "status" and method in ("GET",):
             return await handle_get(server, request, info)

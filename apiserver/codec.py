@@ -15,6 +15,7 @@ kubectl asks for a server-side `Table` through the Accept header
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from typing import Any
 
 import yaml
@@ -43,6 +44,7 @@ def media_type(content_type: str | None) -> str:
 def decode_body(raw: bytes, content_type: str | None, *, allow: tuple[str, ...] = ()) -> Any:
     """Parse a request body; raise a Status error (400, 415) that says what is wrong."""
     mt = media_type(content_type)
+    _DUPLICATES.set(())
     if mt in allow or mt == JSON:
         return _load_json(raw)
     if mt in YAML_TYPES:
@@ -52,16 +54,65 @@ def decode_body(raw: bytes, content_type: str | None, *, allow: tuple[str, ...] 
     raise errors.unsupported_media_type(mt)
 
 
+# Duplicate JSON fields of the body this request decoded last (see duplicate_fields).
+_DUPLICATES: ContextVar[tuple[str, ...]] = ContextVar("duplicate_fields", default=())
+
+
+def duplicate_fields() -> tuple[str, ...]:
+    """Paths of the fields the current request's JSON body gave twice (`spec.replicas`).
+
+    Go's decoder keeps the last value, like Python's; Kubernetes then warns about each
+    duplicate, or refuses the body under fieldValidation=Strict. Each request runs in its own
+    context, so this is the body of *this* request.
+    """
+    return _DUPLICATES.get()
+
+
+class _DuplicateTracker:
+    """An object_pairs_hook that notes which decoded objects had a key twice."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, tuple[dict[str, Any], list[str]]] = {}
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            keys: set[str] = set()
+            dups: dict[str, None] = {}
+            for key, _ in pairs:
+                if key in keys:
+                    dups[key] = None
+                keys.add(key)
+            self.seen[id(obj)] = (obj, list(dups))
+        return obj
+
+    def paths(self, doc: Any, path: str = "") -> list[str]:
+        found: list[str] = []
+        if isinstance(doc, dict):
+            entry = self.seen.get(id(doc))
+            if entry is not None and entry[0] is doc:
+                found += [f"{path}.{k}" if path else k for k in entry[1]]
+            for key, child in doc.items():
+                found += self.paths(child, f"{path}.{key}" if path else key)
+        elif isinstance(doc, list):
+            for index, child in enumerate(doc):
+                found += self.paths(child, f"{path}[{index}]")
+        return found
+
+
 def _load_json(raw: bytes) -> Any:
     if not raw.strip():
         raise errors.bad_request("the request body is empty; send a JSON or YAML object")
+    tracker = _DuplicateTracker()
     try:
-        doc = json.loads(raw)
+        doc = json.loads(raw, object_pairs_hook=tracker)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise errors.bad_request(f"error decoding JSON body: {exc}") from None
     except RecursionError:
         raise errors.bad_request(f"error decoding JSON body: nested more than {MAX_DEPTH} levels deep") from None
     check_shape(doc)
+    if tracker.seen:
+        _DUPLICATES.set(tuple(tracker.paths(doc)))
     return doc
 
 

@@ -10,8 +10,10 @@ names that fit no rule (`continue`, a Python keyword; `Port` in `daemonEndpoints
 Kubernetes itself) carry an explicit `Field(alias=...)`.
 
 Three settings make the models safe to put between a client and storage:
-- `extra="allow"`: a field we do not model is kept and written back, never silently dropped
-  (a newer kubectl may send fields we have not heard of). `api.schema` reports them as unknown.
+- `extra="allow"`: decoding never loses a field we do not model (a client reading a newer
+  server's object keeps it). The API server is stricter, as Kubernetes is: `api.schema` finds
+  the fields a built-in kind does not have and the server prunes them (with a warning) before
+  storing - so every real field of a kind must be modelled here, if only as a `FreeDict`.
 - `strict=True`: like Go's JSON decoder, a string is not an int (`replicas: "3"` is an error),
   a number is not a string (an unquoted `value: 3306` in an env var is an error).
 - Every field is optional with default `None`, and `to_dict` drops `None`: decoding never

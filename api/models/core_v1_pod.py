@@ -192,7 +192,8 @@ class Container(K8sModel):
 
 
 class Volume(K8sModel):
-    """A name plus exactly one source. The common sources are listed; others stay as extras."""
+    """A name plus exactly one source. Every source Kubernetes has is listed (unlisted fields are
+    pruned as unknown); each is kept verbatim, whether or not our kubelet can mount it."""
 
     # The volume's name, unique in the pod; containers mount it by this name.
     name: str | None = None
@@ -216,6 +217,27 @@ class Volume(K8sModel):
     csi: FreeDict | None = None
     # A volume created and deleted with the pod.
     ephemeral: FreeDict | None = None
+    image: FreeDict | None = None
+    # Sources for storage systems (most deprecated in Kubernetes, still part of its API).
+    gce_persistent_disk: FreeDict | None = None
+    aws_elastic_block_store: FreeDict | None = None
+    git_repo: FreeDict | None = None
+    iscsi: FreeDict | None = None
+    glusterfs: FreeDict | None = None
+    rbd: FreeDict | None = None
+    flex_volume: FreeDict | None = None
+    cinder: FreeDict | None = None
+    cephfs: FreeDict | None = None
+    flocker: FreeDict | None = None
+    fc: FreeDict | None = None
+    azure_file: FreeDict | None = None
+    azure_disk: FreeDict | None = None
+    vsphere_volume: FreeDict | None = None
+    quobyte: FreeDict | None = None
+    photon_persistent_disk: FreeDict | None = None
+    portworx_volume: FreeDict | None = None
+    scale_io: FreeDict | None = Field(default=None, alias="scaleIO")
+    storageos: FreeDict | None = None
 
 
 # --- placement: affinity, tolerations, spreading ----------------------------------------------
@@ -515,6 +537,10 @@ class ContainerStatus(K8sModel):
     allocated_resources: ResourceList | None = None
     # The resources the container has now.
     resources: ResourceRequirements | None = None
+    volume_mounts: list[FreeDict] | None = None
+    user: FreeDict | None = None
+    allocated_resources_status: list[FreeDict] | None = None
+    stop_signal: str | None = None
 
 
 class PodCondition(BaseCondition):

@@ -19,7 +19,13 @@ from api import errors
 from api.registry import ResourceType
 from apiserver.codec import wants_table
 from apiserver.flowcontrol_yield import encode_list
-from apiserver.handlers.common import int_param, json_response, list_predicate
+from apiserver.handlers.common import (
+    check_list_options,
+    int_param,
+    json_response,
+    list_predicate,
+    resource_version_param,
+)
 from apiserver.printers import build_table
 from apiserver.routing import RequestInfo
 
@@ -42,6 +48,7 @@ def as_table(
 
 async def handle_get(server: APIServer, request: Request, info: RequestInfo) -> Response:
     assert info.name is not None
+    resource_version_param(request)
     obj = await server.store(info.rt).get(info.namespace, info.name)
     if wants_table(request.headers.get("accept")):
         return json_response(as_table(request, info.rt, [obj], {"resourceVersion": obj["metadata"]["resourceVersion"]}))
@@ -50,12 +57,13 @@ async def handle_get(server: APIServer, request: Request, info: RequestInfo) -> 
 
 async def handle_list(server: APIServer, request: Request, info: RequestInfo) -> Response:
     q = request.query_params
+    check_list_options(request, watch=False)
+    rv = resource_version_param(request)
     keep = list_predicate(info.rt, q.get("labelSelector"), q.get("fieldSelector"))
     limit = int_param(request, "limit", 0) or 0
     if limit < 0:
         raise errors.bad_request("limit must be a non-negative integer")
     token = q.get("continue") or None
-    rv = q.get("resourceVersion")
     list_meta: dict[str, Any]
     if rv == "0" and not token:
         objs, revision = await server.cache(info.rt).snapshot()

@@ -21,7 +21,13 @@ from fastapi.responses import StreamingResponse
 
 from api import errors
 from apiserver.codec import dumps, wants_table
-from apiserver.handlers.common import bool_param, int_param, list_predicate
+from apiserver.handlers.common import (
+    bool_param,
+    check_list_options,
+    int_param,
+    list_predicate,
+    resource_version_param,
+)
 from apiserver.handlers.read import as_table
 from apiserver.routing import RequestInfo
 from apiserver.watchcache import CacheEvent, Subscriber
@@ -40,13 +46,9 @@ async def handle_watch(server: APIServer, request: Request, info: RequestInfo) -
     if info.name is not None:  # GET /pods/x?watch=1: the legacy single-object watch
         field_sel = ",".join(s for s in (field_sel, f"metadata.name={info.name}") if s)
     keep = list_predicate(info.rt, q.get("labelSelector"), field_sel)
-    rv = q.get("resourceVersion")
-    after: int | None = None
-    if rv not in (None, "", "0"):
-        try:
-            after = int(rv)
-        except ValueError:
-            raise errors.bad_request(f"invalid resource version: {rv!r}") from None
+    check_list_options(request, watch=True)
+    rv = resource_version_param(request)
+    after = int(rv) if rv not in (None, "0") else None
     timeout = int_param(request, "timeoutSeconds")
     bookmarks = bool_param(request, "allowWatchBookmarks")
     table = wants_table(request.headers.get("accept"))

@@ -76,6 +76,23 @@ async def slow_start_batch(count: int, initial: int, fn: Callable[[], Awaitable[
     return successes, None
 
 
+MAX_INT32 = 2**31 - 1
+
+
+def desired_replicas(owner: Obj) -> int | None:
+    """`spec.replicas` (default 1) when it is a count Kubernetes could hold: an int32 >= 0.
+
+    None for anything else (a number past int32, negative, a float, a string): the caller must
+    not act on it.
+    """
+    value = (owner.get("spec") or {}).get("replicas", 1)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INT32:
+        return None
+    return value
+
+
 def _terminating_namespace(exc: Exception) -> bool:
     causes = (getattr(exc, "details", None) or {}).get("causes") or []
     return isinstance(exc, ForbiddenError) and (
@@ -179,6 +196,14 @@ class ReplicaManager(Controller):
         if owner is None:
             self.expectations.delete(key)
             return
+        want = desired_replicas(owner)
+        if want is None:
+            # Defence in depth: the API server refuses such a count, but an object written
+            # before it did (or by another writer of storage) must not make us create pods
+            # without end. Act on nothing, change nothing; a fixed spec brings a new event.
+            log.error("%s %s: spec.replicas %r is not an int32 >= 0; not acting on it",
+                      self.resource, key, (owner.get("spec") or {}).get("replicas"))
+            return
         needs_sync = self.expectations.satisfied(key)
         meta = owner["metadata"]
         candidates = {meta_namespace_key(p): p for p in self.pods.by_index(OWNER_INDEX, meta["uid"])}
@@ -191,7 +216,7 @@ class ReplicaManager(Controller):
         pods = await refs.claim(active)
 
         manage_err: Exception | None = None
-        diff = len(pods) - int((owner.get("spec") or {}).get("replicas", 1) or 0)
+        diff = len(pods) - want
         if needs_sync and not meta.get("deletionTimestamp"):
             try:
                 await self.manage_replicas(owner, pods, diff)

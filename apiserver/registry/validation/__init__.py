@@ -28,7 +28,9 @@ from apiserver.registry.validation.batch import (
 from apiserver.registry.validation.config import (
     validate_config_map,
     validate_hpa,
+    validate_lease,
     validate_namespace,
+    validate_resource_quota,
     validate_secret,
 )
 from apiserver.registry.validation.meta import validate_object_meta, validate_object_meta_update
@@ -110,6 +112,8 @@ _CREATE: dict[str, Callable[[Obj], Errors]] = {
     "horizontalpodautoscalers.autoscaling": lambda o: _meta("horizontalpodautoscalers.autoscaling", o)
     + validate_hpa(o),
     "podtemplates": lambda o: _meta("podtemplates", o) + _pod_template(o),
+    "leases.coordination.k8s.io": lambda o: _meta("leases.coordination.k8s.io", o) + validate_lease(o),
+    "resourcequotas": lambda o: _meta("resourcequotas", o) + validate_resource_quota(o),
 }
 
 

@@ -1,4 +1,4 @@
-"""Validation of the smaller kinds: ConfigMap, Secret, Namespace, HPA.
+"""Validation of the smaller kinds: ConfigMap, Secret, Namespace, HPA, Lease, ResourceQuota.
 
 ConfigMap and Secret keys become file names when mounted as a volume, hence the key grammar
 (`[-._a-zA-Z0-9]+`, no "..") and the 1 MiB cap on the total size (an object must fit in one
@@ -12,6 +12,7 @@ import binascii
 from typing import Any
 
 from api.errors import FieldError, invalid_value, required, too_long
+from api.quantity import QuantityError, parse_quantity
 from apiserver.registry.validation.names import is_config_map_key
 
 Obj = dict[str, Any]
@@ -111,4 +112,32 @@ def validate_hpa(obj: Obj) -> Errors:
     elif isinstance(min_replicas, int) and max_replicas < min_replicas:
         errs.append(invalid_value("spec.maxReplicas", max_replicas,
                                   "must be greater than or equal to `minReplicas`"))
+    return errs
+
+
+def validate_lease(obj: Obj) -> Errors:
+    """A Lease's duration must be positive and its transition count not negative."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    errs: Errors = []
+    duration = spec.get("leaseDurationSeconds")
+    if isinstance(duration, int) and duration <= 0:
+        errs.append(invalid_value("spec.leaseDurationSeconds", duration, "must be greater than 0"))
+    transitions = spec.get("leaseTransitions")
+    if isinstance(transitions, int) and transitions < 0:
+        errs.append(invalid_value("spec.leaseTransitions", transitions, "must be greater than or equal to 0"))
+    return errs
+
+
+def validate_resource_quota(obj: Obj) -> Errors:
+    """Every hard limit of a ResourceQuota is a quantity >= 0 (`spec.hard[cpu]`)."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    hard = spec.get("hard") if isinstance(spec.get("hard"), dict) else {}
+    errs: Errors = []
+    for name, value in hard.items():
+        try:
+            q = parse_quantity(value)
+        except (QuantityError, TypeError):
+            continue  # the decoder refuses malformed quantities before validation
+        if q.nanos < 0:
+            errs.append(invalid_value(f"spec.hard[{name}]", str(q), "must be greater than or equal to 0"))
     return errs
