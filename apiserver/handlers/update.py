@@ -23,6 +23,7 @@ from api.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from api.registry import ResourceType
 from apiserver import codec, services
 from apiserver.admission import Attributes
+from apiserver.handlers.apply import handle_apply, update_tracker
 from apiserver.handlers.common import check_body_identity, field_validation, json_response, read_body
 from apiserver.objectmeta import clone
 from apiserver.registry.defaults import apply_defaults, carry_over_service_allocations
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from apiserver.server import APIServer
 
 NewObject = Callable[[dict[str, Any]], dict[str, Any] | Awaitable[dict[str, Any]]]
+TrackFields = Callable[[dict[str, Any] | None, dict[str, Any]], None]
 
 
 async def update_object(
@@ -45,6 +47,7 @@ async def update_object(
     *,
     subresource: str | None = None,
     precondition_rv: str | None = None,
+    track_fields: TrackFields | None = None,
 ) -> dict[str, Any]:
     """Apply `make_new(old) -> desired` as a guarded update and return the stored result."""
 
@@ -74,6 +77,8 @@ async def update_object(
         causes = validate_update(rt.key, new, old)
         if causes:
             raise errors.invalid(rt.kind, rt.group, name, causes)
+        if track_fields is not None:
+            track_fields(old, new)  # managedFields: who changed what (api/managedfields.py)
         if rt.key == "services" and subresource is None:
             taken = services.allocate(server, new, old)
             pending_release.append((old, new, taken))
@@ -120,7 +125,8 @@ async def handle_update(server: APIServer, request: Request, info: RequestInfo) 
     obj = check_body_identity(info.rt, body, info.namespace)
     warnings = field_validation(info.rt, obj, request.query_params.get("fieldValidation"))
     new = await update_object(
-        server, info.rt, info.namespace, info.name, lambda _old: obj, subresource=info.subresource
+        server, info.rt, info.namespace, info.name, lambda _old: obj, subresource=info.subresource,
+        track_fields=update_tracker(request, info),
     )
     return json_response(new, 200, warnings)
 
@@ -153,6 +159,13 @@ async def handle_patch(server: APIServer, request: Request, info: RequestInfo) -
     if mt not in codec.PATCH_TYPES:
         raise errors.unsupported_media_type(mt)
     raw = await read_body(request, server.config.max_request_bytes)
+    if mt == codec.APPLY_PATCH and info.subresource != "scale":
+        return await handle_apply(server, request, info, raw)
+    if request.query_params.get("force"):
+        raise errors.invalid(
+            "PatchOptions", "meta.k8s.io", "",
+            [errors.field_forbidden("force", "may not be specified for non-apply patch")],
+        )
     patch = codec.decode_body(raw, codec.JSON, allow=codec.PATCH_TYPES)
     if info.subresource == "scale":
         return json_response(await _update_scale(server, info, lambda scale: apply_patch(info.rt, scale, patch, ctype)))
@@ -164,7 +177,10 @@ async def handle_patch(server: APIServer, request: Request, info: RequestInfo) -
         warnings[:] = field_validation(info.rt, new, request.query_params.get("fieldValidation"))
         return new
 
-    new = await update_object(server, info.rt, info.namespace, info.name, patched, subresource=info.subresource)
+    new = await update_object(
+        server, info.rt, info.namespace, info.name, patched, subresource=info.subresource,
+        track_fields=update_tracker(request, info),
+    )
     return json_response(new, 200, warnings)
 
 
