@@ -121,7 +121,7 @@ async def handle_update(server: APIServer, request: Request, info: RequestInfo) 
     raw = await read_body(request, server.config.max_request_bytes)
     body = codec.decode_body(raw, request.headers.get("content-type"))
     if info.subresource == "scale":
-        return json_response(await _update_scale(server, info, lambda _scale: body))
+        return json_response(await _update_scale(server, info, lambda _scale: body, update_tracker(request, info)))
     obj = check_body_identity(info.rt, body, info.namespace)
     warnings = field_validation(info.rt, obj, request.query_params.get("fieldValidation"))
     new = await update_object(
@@ -168,7 +168,9 @@ async def handle_patch(server: APIServer, request: Request, info: RequestInfo) -
         )
     patch = codec.decode_body(raw, codec.JSON, allow=codec.PATCH_TYPES)
     if info.subresource == "scale":
-        return json_response(await _update_scale(server, info, lambda scale: apply_patch(info.rt, scale, patch, ctype)))
+        return json_response(await _update_scale(
+            server, info, lambda scale: apply_patch(info.rt, scale, patch, ctype), update_tracker(request, info)
+        ))
     warnings: list[str] = []
 
     def patched(old: dict[str, Any]) -> dict[str, Any]:
@@ -207,7 +209,8 @@ async def get_scale(server: APIServer, info: RequestInfo) -> dict[str, Any]:
 
 
 async def _update_scale(
-    server: APIServer, info: RequestInfo, change: Callable[[dict[str, Any]], Any]
+    server: APIServer, info: RequestInfo, change: Callable[[dict[str, Any]], Any],
+    track_fields: TrackFields | None = None,
 ) -> dict[str, Any]:
     assert info.name is not None
 
@@ -229,5 +232,5 @@ async def _update_scale(
         old.setdefault("spec", {})["replicas"] = replicas
         return old
 
-    new = await update_object(server, info.rt, info.namespace, info.name, make_new)
+    new = await update_object(server, info.rt, info.namespace, info.name, make_new, track_fields=track_fields)
     return scale_of(info.rt, new)
