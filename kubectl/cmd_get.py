@@ -113,6 +113,7 @@ async def get(
     recursive: bool,
     label_columns: list[str],
     no_headers: bool,
+    show_managed_fields: bool = False,
 ) -> int:
     out_fmt.check_format(output)
     if files:
@@ -150,7 +151,7 @@ async def get(
         single = sel.by_name and len(sel.groups) == 1 and len(sel.groups[0][1]) == 1
         if objs or sel.by_name:
             if objs or not single:
-                sys.stdout.write(out_fmt.render(output, objs, single))
+                sys.stdout.write(out_fmt.render(output, objs, single, show_managed_fields))
         if not objs and not sel.by_name:
             warn(no_resources_message(sel.types, s.namespace, all_namespaces))
         return 1 if report.failed else 0
@@ -316,6 +317,9 @@ def get_command(
     recursive: bool = typer.Option(False, "-R", "--recursive"),
     label_columns: list[str] = typer.Option(None, "-L", "--label-columns", help="Labels to show as columns."),
     no_headers: bool = typer.Option(False, "--no-headers"),
+    show_managed_fields: bool = typer.Option(
+        False, "--show-managed-fields", help="Keep metadata.managedFields in -o json|yaml output."
+    ),
 ) -> None:
     """Display one or many resources."""
     cols = [c for spec in label_columns or [] for c in spec.split(",") if c]
@@ -334,5 +338,6 @@ def get_command(
             recursive=recursive,
             label_columns=cols,
             no_headers=no_headers,
+            show_managed_fields=show_managed_fields,
         )
     )

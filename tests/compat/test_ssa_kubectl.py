@@ -60,3 +60,35 @@ def test_client_side_apply_upgrades_to_server_side(kubectl: Kubectl, ns: str, tm
     got = yaml.safe_load(kubectl.ok("get", "deployment", "web", "-n", ns, "-o", "yaml").out)
     assert got["spec"]["replicas"] == 4
     assert got["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.9.1"
+
+
+def test_lightkube_apply_creates_updates_and_reports_conflicts(api: httpx.Client, ns: str, tmp_path: Path) -> None:
+    from lightkube import ApiError, KubeConfig
+    from lightkube import Client as LightClient
+    from lightkube.models.meta_v1 import ObjectMeta
+    from lightkube.resources.core_v1 import ConfigMap
+
+    server = str(api.base_url).rstrip("/")
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters:\n- name: mini\n  cluster:\n    server: {server}\n"
+        "users:\n- name: student\n  user: {}\n"
+        "contexts:\n- name: mini\n  context:\n    cluster: mini\n    user: student\n"
+        "current-context: mini\n"
+    )
+    c = LightClient(config=KubeConfig.from_file(path), namespace=ns, field_manager="course-tool")
+    made = c.apply(ConfigMap(metadata=ObjectMeta(name="cfg"), data={"mode": "a", "level": "1"}))
+    assert made.data == {"mode": "a", "level": "1"}
+    assert [(e.manager, e.operation) for e in made.metadata.managedFields] == [("course-tool", "Apply")]
+    # Dropping a key from the applied configuration removes it from the object.
+    again = c.apply(ConfigMap(metadata=ObjectMeta(name="cfg"), data={"mode": "b"}))
+    assert again.data == {"mode": "b"}
+    try:
+        c.apply(ConfigMap(metadata=ObjectMeta(name="cfg"), data={"mode": "c"}), field_manager="other")
+        raise AssertionError("a conflicting apply succeeded")
+    except ApiError as exc:
+        assert exc.status.code == 409
+        assert exc.status.message == 'Apply failed with 1 conflict: conflict with "course-tool": .data.mode'
+    forced = c.apply(ConfigMap(metadata=ObjectMeta(name="cfg"), data={"mode": "c"}), field_manager="other", force=True)
+    assert forced.data == {"mode": "c"}
