@@ -150,29 +150,42 @@ def granular(value: Any, t: TypeNode) -> bool:
 def to_set(value: Any, t: TypeNode) -> FieldSet:
     """Every field path set in `value` (what an applier owns of its configuration).
 
-    The hot path of every create: the struct case is spelled out rather than going through
-    `children`, which saves a generator and a tuple per field."""
-    if t.kind != "struct":
-        return _to_set_generic(value, t)
+    The hot path of every create, so the common cases are spelled out rather than going through
+    `children` (no generator, no tuple per field)."""
+    kind = t.kind
     out: FieldSet = {}
-    ignored, only, fields = t.ignored, t.only, t._fields
-    for name, child in value.items():
-        if name in ignored or (only is not None and name not in only):
-            continue
-        ct = fields[name] if name in fields else t.field(name)
-        if ct is None:
-            ct, member = DEDUCED, True
-        else:
-            member = False
-        if (child.__class__ is dict or child.__class__ is list) and child and granular(child, ct):
-            node = to_set(child, ct)
-            if member:
-                out["f:" + name] = {ME: {}, **node}
-            elif node:
-                out["f:" + name] = node
-        else:
-            out["f:" + name] = {}
-    return out
+    if kind == "struct":
+        ignored, only, fields = t.ignored, t.only, t._fields
+        for name, child in value.items():
+            if name in ignored or (only is not None and name not in only):
+                continue
+            ct = fields[name] if name in fields else t.field(name)
+            cls = child.__class__
+            if ct is None:
+                out["f:" + name] = {ME: {}, **to_set(child, DEDUCED)} if cls is dict and child else {}
+            elif (cls is dict or cls is list) and child and ct.kind in _GRANULAR[cls]:
+                node = to_set(child, ct)
+                if node:
+                    out["f:" + name] = node
+            else:
+                out["f:" + name] = {}
+        return out
+    if kind == "map" or kind == "deduced":
+        item = t.item or DEDUCED
+        granular_kinds = _GRANULAR[dict]
+        for name, child in value.items():
+            if child.__class__ is dict and child and item.kind in granular_kinds:
+                out["f:" + name] = {ME: {}, **to_set(child, item)}
+            else:
+                out["f:" + name] = {}
+        return out
+    return _to_set_generic(value, t)
+
+
+_GRANULAR: dict[type, frozenset[str]] = {
+    dict: frozenset({"struct", "map", "deduced"}),
+    list: frozenset({"map-list", "set"}),
+}
 
 
 def _to_set_generic(value: Any, t: TypeNode) -> FieldSet:
