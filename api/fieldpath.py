@@ -24,6 +24,7 @@ x-kubernetes-list-type/map-keys coincide with patchStrategy/patchMergeKey there.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from collections.abc import Iterator
 from typing import Any
 
@@ -102,6 +103,13 @@ DEDUCED = TypeNode(None, Schema(None))
 
 # -- keys ----------------------------------------------------------------------------------------
 def _dumps(value: Any) -> str:
+    """Compact JSON as Go writes it (no spaces, non-ASCII kept). Strings and numbers, the usual
+    key values, skip the json module's encoder object: this runs for every list item."""
+    cls = value.__class__
+    if cls is str:
+        return encode_basestring(value)
+    if cls is int:
+        return str(value)
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -109,7 +117,10 @@ def item_key(item: Any, keys: tuple[str, ...]) -> str:
     """`k:{"containerPort":80,"protocol":"TCP"}`: key fields sorted by name, defaults filled in."""
     if not isinstance(item, dict):
         return "v:" + _dumps(item)
-    return "k:" + _dumps({k: item.get(k, KEY_DEFAULTS.get(k)) for k in sorted(keys)})
+    if len(keys) == 1:
+        k = keys[0]
+        return f'k:{{"{k}":{_dumps(item.get(k, KEY_DEFAULTS.get(k)))}}}'
+    return "k:{" + ",".join(f'"{k}":{_dumps(item.get(k, KEY_DEFAULTS.get(k)))}' for k in sorted(keys)) + "}"
 
 
 def children(value: Any, t: TypeNode) -> Iterator[tuple[str, Any, TypeNode, bool]]:

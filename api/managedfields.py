@@ -23,7 +23,6 @@ A request may carry managedFields itself: if they differ from the stored ones th
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +69,7 @@ def manager_name(field_manager: str | None, user_agent: str | None) -> str:
     if field_manager:
         return field_manager
     prefix = (user_agent or "").split("/", 1)[0]
-    name = "".join(ch for ch in prefix if ch.isprintable() and unicodedata.category(ch) != "Zl")
+    name = prefix if prefix.isprintable() else "".join(ch for ch in prefix if ch.isprintable())
     return name[:_MAX_MANAGER_LEN] or "unknown"
 
 
