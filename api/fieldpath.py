@@ -24,8 +24,8 @@ x-kubernetes-list-type/map-keys coincide with patchStrategy/patchMergeKey there.
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from collections.abc import Iterator
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from api.patch.schema import LIST_MAP_KEYS, PatchMeta, Schema
