@@ -27,6 +27,7 @@ from api.fieldpath import (
     DEDUCED,
     FieldSet,
     TypeNode,
+    compact_json,
     compare,
     difference,
     intersection,
@@ -84,9 +85,9 @@ def merge(live: Any, config: Any, t: TypeNode) -> Any:
             return items
         if t.kind == "set":
             items = list(live)
-            seen = {json.dumps(x, sort_keys=True) for x in items}
+            seen = {json.dumps(x, sort_keys=True, default=str) for x in items}
             for item in config:
-                if json.dumps(item, sort_keys=True) not in seen:
+                if json.dumps(item, sort_keys=True, default=str) not in seen:
                     items.append(item)
             return items
     return config
@@ -109,8 +110,7 @@ def prune(value: Any, remove: FieldSet, keep: FieldSet, t: TypeNode) -> Any:
     if isinstance(value, list) and t.kind in ("map-list", "set"):
         out_items = []
         for item in value:
-            key = item_key(item, t.keys) if t.kind == "map-list" else "v:" + json.dumps(item, ensure_ascii=False,
-                                                                                          separators=(",", ":"))
+            key = item_key(item, t.keys) if t.kind == "map-list" else "v:" + compact_json(item)
             node = remove.get(key)
             if node is None:
                 out_items.append(item)

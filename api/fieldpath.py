@@ -102,7 +102,7 @@ DEDUCED = TypeNode(None, Schema(None))
 
 
 # -- keys ----------------------------------------------------------------------------------------
-def _dumps(value: Any) -> str:
+def compact_json(value: Any) -> str:
     """Compact JSON as Go writes it (no spaces, non-ASCII kept). Strings and numbers, the usual
     key values, skip the json module's encoder object: this runs for every list item."""
     cls = value.__class__
@@ -110,17 +110,17 @@ def _dumps(value: Any) -> str:
         return encode_basestring(value)
     if cls is int:
         return str(value)
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def item_key(item: Any, keys: tuple[str, ...]) -> str:
     """`k:{"containerPort":80,"protocol":"TCP"}`: key fields sorted by name, defaults filled in."""
     if not isinstance(item, dict):
-        return "v:" + _dumps(item)
+        return "v:" + compact_json(item)
     if len(keys) == 1:
         k = keys[0]
-        return f'k:{{"{k}":{_dumps(item.get(k, KEY_DEFAULTS.get(k)))}}}'
-    return "k:{" + ",".join(f'"{k}":{_dumps(item.get(k, KEY_DEFAULTS.get(k)))}' for k in sorted(keys)) + "}"
+        return f'k:{{"{k}":{compact_json(item.get(k, KEY_DEFAULTS.get(k)))}}}'
+    return "k:{" + ",".join(f'"{k}":{compact_json(item.get(k, KEY_DEFAULTS.get(k)))}' for k in sorted(keys)) + "}"
 
 
 def children(value: Any, t: TypeNode) -> Iterator[tuple[str, Any, TypeNode, bool]]:
@@ -133,20 +133,20 @@ def children(value: Any, t: TypeNode) -> Iterator[tuple[str, Any, TypeNode, bool
                 continue
             ct = t.field(name)
             if ct is None:
-                yield "f:" + name, child, DEDUCED, True
+                yield f"f:{name}", child, DEDUCED, True
             else:
-                yield "f:" + name, child, ct, False
+                yield f"f:{name}", child, ct, False
     elif kind in ("map", "deduced"):
         item = t.item or DEDUCED
         for name, child in value.items():
-            yield "f:" + name, child, item, True
+            yield f"f:{name}", child, item, True
     elif kind == "map-list":
         item, keys = t.item or DEDUCED, t.keys
         for child in value:
             yield item_key(child, keys), child, item, True
     elif kind == "set":
         for child in value:
-            yield "v:" + _dumps(child), child, DEDUCED, True
+            yield "v:" + compact_json(child), child, DEDUCED, True
 
 
 def granular(value: Any, t: TypeNode) -> bool:
@@ -173,22 +173,22 @@ def to_set(value: Any, t: TypeNode) -> FieldSet:
             ct = fields[name] if name in fields else t.field(name)
             cls = child.__class__
             if ct is None:
-                out["f:" + name] = {ME: {}, **to_set(child, DEDUCED)} if cls is dict and child else {}
+                out[f"f:{name}"] = {ME: {}, **to_set(child, DEDUCED)} if cls is dict and child else {}
             elif (cls is dict or cls is list) and child and ct.kind in _GRANULAR[cls]:
                 node = to_set(child, ct)
                 if node:
-                    out["f:" + name] = node
+                    out[f"f:{name}"] = node
             else:
-                out["f:" + name] = {}
+                out[f"f:{name}"] = {}
         return out
     if kind == "map" or kind == "deduced":
         item = t.item or DEDUCED
         granular_kinds = _GRANULAR[dict]
         for name, child in value.items():
             if child.__class__ is dict and child and item.kind in granular_kinds:
-                out["f:" + name] = {ME: {}, **to_set(child, item)}
+                out[f"f:{name}"] = {ME: {}, **to_set(child, item)}
             else:
-                out["f:" + name] = {}
+                out[f"f:{name}"] = {}
         return out
     return _to_set_generic(value, t)
 
@@ -353,7 +353,7 @@ def has_under(s: FieldSet, path: tuple[str, ...]) -> bool:
 def _go_value(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
-    return _dumps(value)
+    return compact_json(value)
 
 
 def path_string(path: tuple[str, ...]) -> str:

@@ -148,7 +148,7 @@ def apply_patch(rt: ResourceType, doc: dict[str, Any], patch: Any, content_type:
     except PatchError as exc:
         raise (errors.invalid_patch(str(exc)) if exc.code == 422 else errors.bad_request(str(exc))) from None
     if mt == codec.APPLY_PATCH:
-        raise errors.unsupported_media_type(mt, "server-side apply is not implemented; use client-side apply")
+        raise errors.unsupported_media_type(mt, "server-side apply to /scale is not supported; apply the workload")
     raise errors.unsupported_media_type(mt)
 
 
