@@ -120,3 +120,23 @@ def test_status_writes_are_recorded_with_their_subresource(api: httpx.Client, ns
     assert r.status_code == 200, r.text
     entry = entries(r.json())[("ctrl", "Update")]
     assert entry["subresource"] == "status" and entry["fieldsV1"] == {"f:status": {"f:replicas": {}}}
+
+
+def test_bad_apply_bodies_are_refused_cleanly(api: httpx.Client, ns: str) -> None:
+    url = f"/apis/apps/v1/namespaces/{ns}/deployments/web?fieldManager=alice"
+    head = "apiVersion: apps/v1\nkind: Deployment\n"
+    for body, code in [
+        ("- a\n- b\n", 400),
+        ("kind: Deployment\nmetadata: {name: web}\n", 400),
+        (head + "metadata: {name: other}\n", 400),
+        (head + "metadata: {name: web}\nspec: {replicas: many}\n", 400),
+        (head + "metadata: {name: web, managedFields: []}\n", 400),
+    ]:
+        r = api.patch(url, content=body, headers=APPLY)
+        assert r.status_code == code, (body, r.text)
+        assert r.json()["kind"] == "Status"
+    assert api.get(f"/apis/apps/v1/namespaces/{ns}/deployments/web").status_code == 404
+    # Odd but decodable YAML is never a server error.
+    r = api.patch(url, content=head + "metadata: {name: web, labels: {1: 2}}\nspec: {x: 2020-01-01}\n",
+                  headers=APPLY)
+    assert r.status_code < 500, r.text
