@@ -190,6 +190,15 @@ def to_set(value: Any, t: TypeNode) -> FieldSet:
             else:
                 out[f"f:{name}"] = {}
         return out
+    if kind == "map-list":
+        item, keys = t.item or DEDUCED, t.keys
+        granular_kinds = _GRANULAR[dict]
+        for child in value:
+            if child.__class__ is dict and child and item.kind in granular_kinds:
+                out[item_key(child, keys)] = {ME: {}, **to_set(child, item)}
+            else:
+                out[item_key(child, keys)] = {}
+        return out
     return _to_set_generic(value, t)
 
 
