@@ -100,11 +100,22 @@ def decode(raw: Any) -> list[Entry] | None:
         if not isinstance(e, dict) or e.get("operation") not in (APPLY, UPDATE):
             return None
         fields = e.get("fieldsV1") or {}
-        if not isinstance(fields, dict) or e.get("fieldsType", "FieldsV1") != "FieldsV1":
+        if e.get("fieldsType", "FieldsV1") != "FieldsV1" or not _is_trie(fields):
+            return None
+        if not isinstance(e.get("time"), str | None) or not all(
+            isinstance(e.get(k) or "", str) for k in ("manager", "apiVersion", "subresource")
+        ):
             return None
         out.append(Entry(str(e.get("manager") or ""), e["operation"], str(e.get("apiVersion") or ""),
                          e.get("time"), fields, str(e.get("subresource") or "")))
     return out
+
+
+def _is_trie(node: Any, depth: int = 0) -> bool:
+    """FieldsV1 is objects all the way down, with string keys."""
+    if not isinstance(node, dict) or depth > 100:
+        return False
+    return all(isinstance(k, str) and _is_trie(v, depth + 1) for k, v in node.items())
 
 
 def encode(entries: list[Entry]) -> list[dict[str, Any]]:

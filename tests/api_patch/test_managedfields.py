@@ -156,3 +156,14 @@ def test_kubectl_takes_over_its_client_side_apply_configuration() -> None:
     assert last["spec"]["replicas"] == 4
     with pytest.raises(ApplyConflicts):
         apply(DEPLOY, live, config, "someone-else", now="T2")
+
+
+def test_malformed_managed_fields_in_a_request_keep_the_stored_ones() -> None:
+    old = deployment()
+    record_update(DEPLOY, None, old, "creator", None, "T1")
+    for bad in ([{"operation": "Update", "fieldsV1": {"f:spec": 1}}], [{"operation": "Update", "time": 5}],
+                [{"operation": "Sideways"}], "nope"):
+        new = copy.deepcopy(old)
+        new["metadata"]["managedFields"] = bad
+        record_update(DEPLOY, old, new, "x", None, "T2")
+        assert new["metadata"]["managedFields"] == old["metadata"]["managedFields"]
