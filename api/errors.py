@@ -408,6 +408,27 @@ def conflict(resource_key: str, name: str, detail: str = OBJECT_MODIFIED) -> Con
     )
 
 
+def apply_conflict(conflicts: Sequence[tuple[str, str]]) -> ConflictError:
+    """409 for a server-side apply that would change fields other managers own.
+
+    `conflicts` are (manager as printed, e.g. `"kubectl-client-side-apply" using apps/v1`, path)."""
+    causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {who}", "field": path}
+              for who, path in conflicts]
+    if len(conflicts) == 1:
+        who, path = conflicts[0]
+        message = f"Apply failed with 1 conflict: conflict with {who}: {path}"
+    else:
+        grouped: dict[str, list[str]] = {}
+        for who, path in conflicts:
+            grouped.setdefault(who, []).append(path)
+        lines = []
+        for who in sorted(grouped):
+            lines.append(f"conflicts with {who}:")
+            lines += [f"- {path}" for path in grouped[who]]
+        message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+    return ConflictError(message, {"causes": causes})
+
+
 def invalid(kind: str, group: str, name: str, causes: Sequence[FieldError | dict[str, Any]]) -> InvalidError:
     """422 Invalid: `Pod "x" is invalid: spec.containers[0].image: Required value`."""
     wire: list[dict[str, Any]] = []

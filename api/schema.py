@@ -77,6 +77,11 @@ def _model_shape(model: type[BaseModel]) -> _Shape:
     return shape
 
 
+def model_shape(model: type[BaseModel]) -> _Shape:
+    """The compiled shape of a model, for walkers elsewhere (api/fieldpath.py's field sets)."""
+    return _model_shape(model)
+
+
 # --- unknown fields ---------------------------------------------------------------------------
 
 

@@ -116,6 +116,7 @@ async def get(
     no_headers: bool,
     sort_by: str | None = None,
     raw: str | None = None,
+    show_managed_fields: bool = False,
 ) -> int:
     if raw:
         return await get_raw(s, raw)
@@ -157,7 +158,7 @@ async def get(
             objs = sort_objects(objs, sort_by, lambda o: o)
         if objs or sel.by_name:
             if objs or not single:
-                sys.stdout.write(out_fmt.render(output, objs, single))
+                sys.stdout.write(out_fmt.render(output, objs, single, show_managed_fields))
         if not objs and not sel.by_name:
             warn(no_resources_message(sel.types, s.namespace, all_namespaces))
         return 1 if report.failed else 0
@@ -362,6 +363,9 @@ def get_command(
     no_headers: bool = typer.Option(False, "--no-headers"),
     sort_by: str = typer.Option(None, "--sort-by", help="A JSONPath to sort by, e.g. {.metadata.name}."),
     raw: str = typer.Option(None, "--raw", help="GET this URL path and print the body as is."),
+    show_managed_fields: bool = typer.Option(
+        False, "--show-managed-fields", help="Keep metadata.managedFields in -o json|yaml output."
+    ),
 ) -> None:
     """Display one or many resources."""
     cols = [c for spec in label_columns or [] for c in spec.split(",") if c]
@@ -382,5 +386,6 @@ def get_command(
             no_headers=no_headers,
             sort_by=sort_by,
             raw=raw,
+            show_managed_fields=show_managed_fields,
         )
     )

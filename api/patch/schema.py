@@ -136,6 +136,13 @@ TYPES: dict[str, dict[str, Field]] = {
     "Object": {"metadata": Field("ObjectMeta")},
 }
 
+# Server-side apply keys list items by *all* of Kubernetes' x-kubernetes-list-map-keys; where
+# those are more than the strategic merge key, they are listed here (owner type.field -> keys).
+LIST_MAP_KEYS: dict[str, tuple[str, ...]] = {
+    "Container.ports": ("containerPort", "protocol"),
+    "ServiceSpec.ports": ("port", "protocol"),
+}
+
 # Resource key (see the helper brief: plural, or plural.group) -> root type.
 RESOURCE_TYPES: dict[str, str] = {
     "pods": "Pod",

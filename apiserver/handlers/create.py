@@ -9,6 +9,7 @@ answer is the object as it would have been created, uid and creationTimestamp in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Request, Response
@@ -19,6 +20,7 @@ from apiserver import services
 from apiserver.admission import Attributes
 from apiserver.codec import decode_body
 from apiserver.handlers import dryrun
+from apiserver.handlers.apply import update_tracker
 from apiserver.handlers.common import check_body_identity, field_validation, json_response, read_body
 from apiserver.objectmeta import generate_name, meta
 from apiserver.registry.defaults import apply_defaults
@@ -33,7 +35,8 @@ _GENERATE_ATTEMPTS = 5
 
 
 async def create_object(
-    server: APIServer, rt: ResourceType, namespace: str | None, obj: dict[str, Any], *, dry_run: bool = False
+    server: APIServer, rt: ResourceType, namespace: str | None, obj: dict[str, Any], *, dry_run: bool = False,
+    track_fields: Callable[[None, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     obj = check_body_identity(rt, obj, namespace)
     md = meta(obj)
@@ -43,14 +46,17 @@ async def create_object(
         if generated:
             candidate["metadata"]["name"] = generate_name(md["generateName"])
         try:
-            return await _create_once(server, rt, candidate, dry_run)
+            return await _create_once(server, rt, candidate, dry_run, track_fields)
         except errors.StatusError as exc:
             if not (generated and exc.reason == "AlreadyExists" and attempt < _GENERATE_ATTEMPTS - 1):
                 raise
     raise AssertionError("unreachable")
 
 
-async def _create_once(server: APIServer, rt: ResourceType, obj: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+async def _create_once(
+    server: APIServer, rt: ResourceType, obj: dict[str, Any], dry_run: bool,
+    track_fields: Callable[[None, dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
     prepare_for_create(rt, obj)
     apply_defaults(rt.key, obj)
     md = obj["metadata"]
@@ -62,6 +68,8 @@ async def _create_once(server: APIServer, rt: ResourceType, obj: dict[str, Any],
     causes = validate_create(rt.key, obj)
     if causes:
         raise errors.invalid(rt.kind, rt.group, md.get("name", ""), causes)
+    if track_fields is not None:
+        track_fields(None, obj)  # managedFields: the creator owns what it set (api/managedfields.py)
     taken = services.allocate(server, obj, dry_run=dry_run) if rt.key == "services" else []
     try:
         return await server.store(rt).create(obj, dry_run=dry_run)
@@ -77,5 +85,7 @@ async def handle_create(server: APIServer, request: Request, info: RequestInfo) 
     raw = await read_body(request, server.config.max_request_bytes)
     obj = check_body_identity(info.rt, decode_body(raw, request.headers.get("content-type")), info.namespace)
     warnings = field_validation(info.rt, obj, request.query_params.get("fieldValidation"))
-    created = await create_object(server, info.rt, info.namespace, obj, dry_run=dry_run)
+    created = await create_object(
+        server, info.rt, info.namespace, obj, dry_run=dry_run, track_fields=update_tracker(request, info)
+    )
     return json_response(created, 201, warnings)

@@ -27,6 +27,7 @@ from api.registry import ResourceType
 from apiserver import codec, services
 from apiserver.admission import Attributes
 from apiserver.handlers import dryrun
+from apiserver.handlers.apply import handle_apply, update_tracker
 from apiserver.handlers.common import check_body_identity, field_validation, json_response, read_body
 from apiserver.handlers.preconditions import check_put_uid
 from apiserver.objectmeta import clone
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from apiserver.server import APIServer
 
 NewObject = Callable[[dict[str, Any]], dict[str, Any] | Awaitable[dict[str, Any]]]
+TrackFields = Callable[[dict[str, Any] | None, dict[str, Any]], None]
 
 
 async def update_object(
@@ -51,6 +53,7 @@ async def update_object(
     subresource: str | None = None,
     precondition_rv: str | None = None,
     dry_run: bool = False,
+    track_fields: TrackFields | None = None,
 ) -> dict[str, Any]:
     """Apply `make_new(old) -> desired` as a guarded update and return the stored result."""
 
@@ -80,6 +83,8 @@ async def update_object(
         causes = validate_update(rt.key, new, old)
         if causes:
             raise errors.invalid(rt.kind, rt.group, name, causes)
+        if track_fields is not None:
+            track_fields(old, new)  # managedFields: who changed what (api/managedfields.py)
         if rt.key == "services" and subresource is None:
             taken = services.allocate(server, new, old, dry_run=dry_run)
             pending_release.append((old, new, taken))
@@ -129,7 +134,9 @@ async def handle_update(server: APIServer, request: Request, info: RequestInfo) 
     raw = await read_body(request, server.config.max_request_bytes)
     body = codec.decode_body(raw, request.headers.get("content-type"))
     if info.subresource == "scale":
-        return json_response(await _update_scale(server, info, lambda _scale: body, dry_run))
+        return json_response(
+            await _update_scale(server, info, lambda _scale: body, dry_run, update_tracker(request, info))
+        )
     obj = check_body_identity(info.rt, body, info.namespace)
     warnings = field_validation(info.rt, obj, request.query_params.get("fieldValidation"))
     key = server.store(info.rt).key(info.namespace, info.name)
@@ -139,7 +146,8 @@ async def handle_update(server: APIServer, request: Request, info: RequestInfo) 
         return obj
 
     new = await update_object(
-        server, info.rt, info.namespace, info.name, replaced, subresource=info.subresource, dry_run=dry_run
+        server, info.rt, info.namespace, info.name, replaced, subresource=info.subresource, dry_run=dry_run,
+        track_fields=update_tracker(request, info),
     )
     return json_response(new, 200, warnings)
 
@@ -161,7 +169,7 @@ def apply_patch(rt: ResourceType, doc: dict[str, Any], patch: Any, content_type:
     except PatchError as exc:
         raise (errors.invalid_patch(str(exc)) if exc.code == 422 else errors.bad_request(str(exc))) from None
     if mt == codec.APPLY_PATCH:
-        raise errors.unsupported_media_type(mt, "server-side apply is not implemented; use client-side apply")
+        raise errors.unsupported_media_type(mt, "server-side apply to /scale is not supported; apply the workload")
     raise errors.unsupported_media_type(mt)
 
 
@@ -173,13 +181,22 @@ async def handle_patch(server: APIServer, request: Request, info: RequestInfo) -
         raise errors.unsupported_media_type(mt)
     dry_run = dryrun.from_query(request, dryrun.PATCH)
     raw = await read_body(request, server.config.max_request_bytes)
+    if mt == codec.APPLY_PATCH and info.subresource != "scale":
+        return await handle_apply(server, request, info, raw, dry_run=dry_run)
+    if request.query_params.get("force"):
+        raise errors.invalid(
+            "PatchOptions", "meta.k8s.io", "",
+            [errors.field_forbidden("force", "may not be specified for non-apply patch")],
+        )
     patch = codec.decode_body(raw, codec.JSON, allow=codec.PATCH_TYPES)
     if info.subresource == "scale":
 
         def patched_scale(scale: dict[str, Any]) -> dict[str, Any]:
             return apply_patch(info.rt, scale, patch, ctype)
 
-        return json_response(await _update_scale(server, info, patched_scale, dry_run))
+        return json_response(
+            await _update_scale(server, info, patched_scale, dry_run, update_tracker(request, info))
+        )
     warnings: list[str] = []
 
     def patched(old: dict[str, Any]) -> dict[str, Any]:
@@ -189,7 +206,8 @@ async def handle_patch(server: APIServer, request: Request, info: RequestInfo) -
         return new
 
     new = await update_object(
-        server, info.rt, info.namespace, info.name, patched, subresource=info.subresource, dry_run=dry_run
+        server, info.rt, info.namespace, info.name, patched, subresource=info.subresource, dry_run=dry_run,
+        track_fields=update_tracker(request, info),
     )
     return json_response(new, 200, warnings)
 
@@ -217,7 +235,8 @@ async def get_scale(server: APIServer, info: RequestInfo) -> dict[str, Any]:
 
 
 async def _update_scale(
-    server: APIServer, info: RequestInfo, change: Callable[[dict[str, Any]], Any], dry_run: bool = False
+    server: APIServer, info: RequestInfo, change: Callable[[dict[str, Any]], Any], dry_run: bool = False,
+    track_fields: TrackFields | None = None,
 ) -> dict[str, Any]:
     assert info.name is not None
 
@@ -239,5 +258,7 @@ async def _update_scale(
         old.setdefault("spec", {})["replicas"] = replicas
         return old
 
-    new = await update_object(server, info.rt, info.namespace, info.name, make_new, dry_run=dry_run)
+    new = await update_object(
+        server, info.rt, info.namespace, info.name, make_new, dry_run=dry_run, track_fields=track_fields
+    )
     return scale_of(info.rt, new)

@@ -70,8 +70,18 @@ def check_format(output: str | None) -> None:
         )
 
 
-def render(output: str, objs: list[dict[str, Any]], single: bool) -> str:
+def hide_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    """kubectl leaves out metadata.managedFields unless --show-managed-fields: they are long."""
+    md = obj.get("metadata")
+    if not isinstance(md, dict) or "managedFields" not in md:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in md.items() if k != "managedFields"}}
+
+
+def render(output: str, objs: list[dict[str, Any]], single: bool, show_managed_fields: bool = False) -> str:
     """The text for -o `output` (not "wide": tables are printed elsewhere)."""
+    if not show_managed_fields:
+        objs = [hide_managed_fields(o) for o in objs]
     data: Any = objs[0] if single and len(objs) == 1 else as_list(objs)
     fmt, _, arg = output.partition("=")
     if fmt == "json":
