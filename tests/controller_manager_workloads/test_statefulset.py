@@ -169,7 +169,7 @@ def test_rolling_update_with_partition_then_undo(
     patch = {"spec": {"updateStrategy": {"rollingUpdate": {"partition": 0}}}}
     api.patch(sts_path(ns, "web"), content=json.dumps(patch), headers=MERGE)
     out = kubectl("-n", ns, "rollout", "status", "sts/web", "--timeout=60s")
-    assert "statefulset rolling update complete 3 pods at revision web-" in out
+    assert "partitioned roll out complete: 3 new pods have been updated..." in out  # partition is set (to 0)
     wait_running(api, ns, lambda r: set(r.values()) == {"nginx:1.25"}, "all updated")
     hist = kubectl("-n", ns, "rollout", "history", "sts/web")
     assert [ln.split()[0] for ln in hist.splitlines()[2:] if ln.strip()] == ["1", "2"]

@@ -251,8 +251,26 @@ def validate_stateful_set_spec(spec: Obj) -> Errors:
         errs.append(invalid_value("spec.updateStrategy", stype, "must be 'RollingUpdate' or 'OnDelete'"))
     errs += nonnegative(spec.get("replicas"), "spec.replicas")
     errs += nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
-    errs += validate_apps_selector_and_template(spec, "StatefulSet")
+    errs += validate_apps_selector_and_template(_with_claim_volumes(spec), "StatefulSet")
     return errs
+
+
+def _with_claim_volumes(spec: Obj) -> Obj:
+    """The spec as its pods will be: each volumeClaimTemplate is a volume of the pod template, so
+    `volumeMounts` may name it (Kubernetes validates the union of both)."""
+    claims = [t for t in spec.get("volumeClaimTemplates") or [] if isinstance(t, dict)]
+    template = spec.get("template")
+    if not claims or not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+        return spec
+    pod_spec = dict(template["spec"])
+    volumes = list(pod_spec.get("volumes") or [])
+    have = {v.get("name") for v in volumes if isinstance(v, dict)}
+    for claim in claims:
+        name = (claim.get("metadata") or {}).get("name")
+        if name and name not in have:
+            volumes.append({"name": name, "persistentVolumeClaim": {"claimName": f"{name}-pod"}})
+    pod_spec["volumes"] = volumes
+    return {**spec, "template": {**template, "spec": pod_spec}}
 
 
 STATEFUL_SET_UPDATABLE = ("replicas", "ordinals", "template", "updateStrategy",
