@@ -140,3 +140,17 @@ def test_bad_apply_bodies_are_refused_cleanly(api: httpx.Client, ns: str) -> Non
     r = api.patch(url, content=head + "metadata: {name: web, labels: {1: 2}}\nspec: {x: 2020-01-01}\n",
                   headers=APPLY)
     assert r.status_code < 500, r.text
+
+
+def test_apply_with_dry_run_answers_and_stores_nothing(api: httpx.Client, ns: str) -> None:
+    """`kubectl apply --server-side --dry-run=server`: the answer is the applied object, storage unchanged."""
+    url = f"/apis/apps/v1/namespaces/{ns}/deployments/dry"
+    r = api.patch(url + "?fieldManager=alice&dryRun=All", content=deploy_config("dry"), headers=APPLY)
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["replicas"] == 2
+    assert api.get(url).status_code == 404  # a dry-run apply of a new object creates nothing
+    api.patch(url + "?fieldManager=alice", content=deploy_config("dry"), headers=APPLY).raise_for_status()
+    before = api.get(url).content
+    r = api.patch(url + "?fieldManager=alice&dryRun=All", content=deploy_config("dry", 7), headers=APPLY)
+    assert r.status_code == 200 and r.json()["spec"]["replicas"] == 7, r.text
+    assert api.get(url).content == before  # byte for byte
