@@ -115,8 +115,9 @@ def build() -> Documents:
     """Every document, from the kind registry and the models."""
     served = [(g, v) for g, versions in registry.groups() for v in versions]
     gvs: dict[tuple[str, str], _GroupVersion] = {}
-    for rt in registry.all_resources():
-        gvs.setdefault((rt.group, rt.version), _GroupVersion(rt.group, rt.version)).add(rt)
+    for group, version in served:  # every served version, converted ones (autoscaling/v1) included
+        for rt in registry.resources_in(group, version):
+            gvs.setdefault((group, version), _GroupVersion(group, version)).add(rt)
     v3: dict[str, Document] = {}
     all_paths: dict[str, Any] = {}
     all_schemas: dict[str, Any] = {}
