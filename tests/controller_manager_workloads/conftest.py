@@ -7,6 +7,7 @@ here; the tests observe everything through the API (and the real `kubectl`), as 
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from collections.abc import Callable, Iterator
 
@@ -54,22 +55,33 @@ def manager(start_manager: Callable[..., ComponentProcess]) -> ComponentProcess:
     return start_manager()
 
 
-@pytest.fixture(scope="module")
-def nodes(apiserver: APIServerProcess) -> Iterator[list[ComponentProcess]]:
-    """The scheduler and one kubelet simulating three nodes (node-0..2)."""
+@contextlib.contextmanager
+def scheduler_and_kubelet(
+    apiserver: APIServerProcess, node_name: str, *, nodes: int = 3, kubelet_args: tuple[str, ...] = ()
+) -> Iterator[list[ComponentProcess]]:
+    """The scheduler and one fast kubelet simulating `nodes` nodes (`<node_name>-0…`), stopped after."""
     sched_port, kubelet_port = free_port(), free_port()
     scheduler = ComponentProcess(
         "scheduler", ["--master", apiserver.url, "--port", str(sched_port)], health_port=sched_port
     ).start()
     kubelet = ComponentProcess(
         "kubelet",
-        ["--master", apiserver.url, "--node-name", "node", "--nodes", "3", "--port", str(kubelet_port),
-         *KUBELET_FAST_FLAGS],
+        ["--master", apiserver.url, "--node-name", node_name, "--nodes", str(nodes), "--port", str(kubelet_port),
+         *kubelet_args, *KUBELET_FAST_FLAGS],
         health_port=kubelet_port,
     ).start()  # fmt: skip
-    yield [scheduler, kubelet]
-    kubelet.stop()
-    scheduler.stop()
+    try:
+        yield [scheduler, kubelet]
+    finally:
+        kubelet.stop()
+        scheduler.stop()
+
+
+@pytest.fixture(scope="module")
+def nodes(apiserver: APIServerProcess) -> Iterator[list[ComponentProcess]]:
+    """The scheduler and one kubelet simulating three nodes (node-0..2)."""
+    with scheduler_and_kubelet(apiserver, "node") as procs:
+        yield procs
 
 
 @pytest.fixture(scope="module")

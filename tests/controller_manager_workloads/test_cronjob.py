@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.controller_manager_workloads.conftest import KUBELET_FAST_FLAGS
+from tests.controller_manager_workloads.conftest import scheduler_and_kubelet
 from tests.support.apiserver import APIServerProcess
-from tests.support.component import ComponentProcess, free_port, wait_for
+from tests.support.component import ComponentProcess, wait_for
 from tests.support.fixtures import new_namespace
 from tests.support.kubectl import kubectl_binary
 
@@ -33,19 +33,8 @@ def cron_cluster(
     apiserver: APIServerProcess, start_manager: Callable[..., ComponentProcess]
 ) -> Iterator[ComponentProcess]:
     manager = start_manager(controllers="job,cronjob,ttl-after-finished,garbagecollector")
-    sched_port, kubelet_port = free_port(), free_port()
-    scheduler = ComponentProcess(
-        "scheduler", ["--master", apiserver.url, "--port", str(sched_port)], health_port=sched_port
-    ).start()
-    kubelet = ComponentProcess(
-        "kubelet",
-        ["--master", apiserver.url, "--node-name", "cronnode", "--port", str(kubelet_port),
-         "--job-run-time", "0.5", *KUBELET_FAST_FLAGS],
-        health_port=kubelet_port,
-    ).start()  # fmt: skip
-    yield manager
-    kubelet.stop()
-    scheduler.stop()
+    with scheduler_and_kubelet(apiserver, "cronnode", nodes=1, kubelet_args=("--job-run-time", "0.5")):
+        yield manager
 
 
 def cron_job(name: str, command: list[str], **spec: Any) -> Obj:

@@ -17,10 +17,10 @@ import httpx
 import pytest
 import yaml
 
-from tests.controller_manager_workloads.conftest import KUBELET_FAST_FLAGS
+from tests.controller_manager_workloads.conftest import scheduler_and_kubelet
 from tests.controller_manager_workloads.podwatch import PodWatch
 from tests.support.apiserver import APIServerProcess
-from tests.support.component import REPO, ComponentProcess, free_port, wait_for
+from tests.support.component import REPO, ComponentProcess, wait_for
 from tests.support.fixtures import new_namespace
 
 PI_JOB = REPO / "examples" / "pi-job.yaml"
@@ -35,20 +35,9 @@ def job_cluster(
 ) -> Iterator[ComponentProcess]:
     """controller-manager with only the job controller, the scheduler, and a fast 3-node kubelet."""
     manager = start_manager(controllers="job")
-    sched_port, kubelet_port = free_port(), free_port()
-    scheduler = ComponentProcess(
-        "scheduler", ["--master", apiserver.url, "--port", str(sched_port)], health_port=sched_port
-    ).start()
-    kubelet = ComponentProcess(
-        "kubelet",
-        ["--master", apiserver.url, "--node-name", "jobnode", "--nodes", "3", "--port", str(kubelet_port),
-         "--job-run-time", "0.5", *KUBELET_FAST_FLAGS],
-        health_port=kubelet_port,
-    ).start()  # fmt: skip
-    wait_for(lambda: len(ready_nodes(apiserver)) == 3, what="3 Ready jobnode-* nodes")
-    yield manager
-    kubelet.stop()
-    scheduler.stop()
+    with scheduler_and_kubelet(apiserver, "jobnode", kubelet_args=("--job-run-time", "0.5")):
+        wait_for(lambda: len(ready_nodes(apiserver)) == 3, what="3 Ready jobnode-* nodes")
+        yield manager
 
 
 # ---------------------------------------------------------------------------------- helpers

@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.controller_manager_workloads.conftest import KUBELET_FAST_FLAGS
+from tests.controller_manager_workloads.conftest import scheduler_and_kubelet
 from tests.support.apiserver import APIServerProcess
-from tests.support.component import ComponentProcess, free_port, wait_for
+from tests.support.component import ComponentProcess, wait_for
 from tests.support.fixtures import new_namespace
 
 Obj = dict[str, Any]
@@ -61,19 +61,8 @@ def sts_cluster(
     apiserver: APIServerProcess, start_manager: Callable[..., ComponentProcess]
 ) -> Iterator[ComponentProcess]:
     manager = start_manager(controllers="statefulset,garbagecollector")
-    sched_port, kubelet_port = free_port(), free_port()
-    scheduler = ComponentProcess(
-        "scheduler", ["--master", apiserver.url, "--port", str(sched_port)], health_port=sched_port
-    ).start()
-    kubelet = ComponentProcess(
-        "kubelet",
-        ["--master", apiserver.url, "--node-name", "stsnode", "--nodes", "2", "--port", str(kubelet_port),
-         *KUBELET_FAST_FLAGS],
-        health_port=kubelet_port,
-    ).start()  # fmt: skip
-    yield manager
-    kubelet.stop()
-    scheduler.stop()
+    with scheduler_and_kubelet(apiserver, "stsnode", nodes=2):
+        yield manager
 
 
 def sts_path(ns: str, name: str = "") -> str:
