@@ -2,9 +2,12 @@
 
 Answers as kube-apiserver does:
 - /openapi/v2 speaks JSON. kubectl asks for it only as protobuf
-  (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`) and only as a fallback when v3
-  fails; we have no protobuf encoder, so that request gets 406 Not Acceptable and kubectl falls
-  back to its built-in types, exactly as it would against a server without v2.
+  (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`) and only as a fallback, for a
+  kind the v3 documents do not have (a typo such as `kind: Foo`). We have no protobuf encoding of
+  the v2 document yet, so that request gets an *empty* protobuf Document: kubectl then finds no
+  schema for the kind, skips client-side validation, and the server's answer is what the user sees
+  (`no matches for kind "Foo" in version "v1"`), as against Kubernetes. Every kind we serve is in
+  v3, so the empty answer never hides a schema kubectl would use. Any other non-JSON Accept → 406.
 - /openapi/v3/<gv>?hash=H: when H is the current hash the document is immutable and may be cached
   forever; a stale H is redirected to the current URL (301).
 - every document carries an ETag; `If-None-Match` with it gets 304 and no body.
@@ -24,6 +27,8 @@ from apiserver.openapi import docs_page
 from apiserver.openapi.documents import Document, Documents, documents
 
 _JSON_ACCEPTS = ("application/json", "application/*", "*/*")
+PROTOBUF_V2 = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"  # what kubectl asks for
+PROTOBUF_V2_REPLY = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"  # what kube-apiserver answers
 
 
 async def _documents() -> Documents:
@@ -46,8 +51,11 @@ def _accepts_json(accept: str) -> bool:
 def install(app: FastAPI) -> None:
     @app.get("/openapi/v2", include_in_schema=False)
     async def openapi_v2(request: Request) -> Response:
-        if not _accepts_json(request.headers.get("accept", "")):
-            raise errors.not_acceptable(["application/json"])
+        accept = request.headers.get("accept", "")
+        if not _accepts_json(accept):
+            if PROTOBUF_V2 in accept:  # see the module docstring: an empty Document, for now
+                return Response(b"", media_type=PROTOBUF_V2_REPLY, headers={"Cache-Control": "no-cache, private"})
+            raise errors.not_acceptable(["application/json", PROTOBUF_V2])
         return _send(request, (await _documents()).v2, "no-cache, private")
 
     @app.get("/openapi/v3", include_in_schema=False)

@@ -76,8 +76,11 @@ def test_hashed_urls_are_immutable_stale_hashes_redirect_and_etags_revalidate(ap
     assert api.get("/openapi/v3/apis/nogroup/v1").json()["reason"] == "NotFound"
 
 
-def test_v2_is_json_and_protobuf_only_is_not_acceptable(api: httpx.Client) -> None:
+def test_v2_is_json_and_protobuf_only_is_an_empty_document(api: httpx.Client) -> None:
     r = api.get("/openapi/v2", headers={"Accept": PB_V2})
+    assert r.status_code == 200 and r.content == b""
+    assert r.headers["content-type"] == "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    r = api.get("/openapi/v2", headers={"Accept": "application/yaml"})
     assert r.status_code == 406 and r.json()["reason"] == "NotAcceptable"
     both = api.get("/openapi/v2", headers={"Accept": f"{PB_V2}, application/json"})
     assert both.status_code == 200 and both.json()["swagger"] == "2.0"
