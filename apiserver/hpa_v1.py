@@ -7,8 +7,11 @@ Kubernetes stores one HPA and serves it in every version it knows. v1 has a sing
 
 How: a v1 request is answered by the v2 handlers. Its JSON body is converted v1 -> v2 before they
 read it, and every object in the answer (one object, a list, a watch event) v2 -> v1 on the way
-out. Tables and Status bodies pass as they are. A v1 PATCH (its patch would be applied to the v2
-shape) is refused with 405 rather than misapplied; PATCH autoscaling/v2 instead.
+out. Tables and Status bodies pass as they are. A v1 PATCH is applied to the v1 view of the stored
+object (what the client read), then converted back; what v1 cannot express (other metrics,
+`behavior`) is kept from the stored object, so `kubectl patch hpa` through v1 does not erase a v2
+user's settings. Server-side apply through v1 is refused (405): its field ownership is kept in v2
+paths; apply autoscaling/v2 instead.
 """
 
 from __future__ import annotations
@@ -22,8 +25,12 @@ from fastapi.responses import StreamingResponse
 
 from api import errors, registry
 from api.registry import ResourceType
+from apiserver import codec
 from apiserver.codec import decode_body, dumps
+from apiserver.handlers import dryrun
+from apiserver.handlers.apply import update_tracker
 from apiserver.handlers.common import json_response, read_body
+from apiserver.handlers.update import apply_patch, update_object
 from apiserver.routing import RequestInfo
 
 Obj = dict[str, Any]
@@ -83,6 +90,40 @@ def to_v1(obj: Obj) -> Obj:
     return out
 
 
+def _keep_what_v1_cannot_say(new: Obj, old: Obj) -> Obj:
+    """`new` (converted from v1) with the stored object's non-CPU metrics and `behavior`."""
+    old_spec, spec = old.get("spec") or {}, new.setdefault("spec", {})
+    if "behavior" in old_spec:
+        spec["behavior"] = old_spec["behavior"]
+    others = [m for m in old_spec.get("metrics") or [] if _cpu_target([m]) is None]
+    if others:
+        spec["metrics"] = (spec.get("metrics") or []) + others
+    return new
+
+
+async def _patch(server: Any, request: Request, v1: ResourceType, info: RequestInfo) -> Response:
+    ctype = request.headers.get("content-type")
+    mt = codec.media_type(ctype)
+    if mt == codec.APPLY_PATCH:
+        raise errors.method_not_allowed(info.rt.key, "apply autoscaling/v1 (apply autoscaling/v2)")
+    if mt not in codec.PATCH_TYPES:
+        raise errors.unsupported_media_type(mt)
+    dry_run = dryrun.from_query(request, dryrun.PATCH)
+    raw = await read_body(request, server.config.max_request_bytes)
+    patch = codec.decode_body(raw, codec.JSON, allow=codec.PATCH_TYPES)
+    assert info.name is not None
+
+    def patched(old: Obj) -> Obj:
+        new = to_v2(apply_patch(v1, to_v1(old), patch, ctype))
+        return _keep_what_v1_cannot_say(new, old)
+
+    new = await update_object(
+        server, info.rt, info.namespace, info.name, patched, subresource=info.subresource, dry_run=dry_run,
+        track_fields=update_tracker(request, info),
+    )
+    return json_response(to_v1(new), 200)
+
+
 def _out(body: Any) -> Any:
     if isinstance(body, dict) and body.get("kind") == "HorizontalPodAutoscalerList":
         return {**body, "apiVersion": V1, "items": [to_v1(i) for i in body.get("items") or []]}
@@ -107,11 +148,11 @@ Handle = Callable[[Any, Request, RequestInfo, str], Awaitable[Response]]
 
 async def handle(server: Any, request: Request, info: RequestInfo, verb: str, handle_v2: Handle) -> Response:
     """Serve `info` (an autoscaling/v1 request) through the v2 handlers."""
-    if request.method == "PATCH":
-        raise errors.method_not_allowed(info.rt.key, "patch autoscaling/v1 (use autoscaling/v2)")
     stored: ResourceType | None = registry.by_key(info.rt.key)
     assert stored is not None
     v2_info = RequestInfo(stored, info.namespace, info.name, info.subresource)
+    if request.method == "PATCH":
+        return await _patch(server, request, info.rt, v2_info)
     if request.method in ("POST", "PUT"):
         raw = await read_body(request, server.config.max_request_bytes)
         body = decode_body(raw, request.headers.get("content-type"))  # JSON, YAML or protobuf

@@ -202,6 +202,39 @@ def test_autoscaling_v1_is_served_from_the_stored_v2_object(api: httpx.Client, n
                 break
         else:
             raise AssertionError("no MODIFIED event")
-    refused = api.patch(f"{v1}/h", json={"spec": {"maxReplicas": 5}},
-                        headers={"Content-Type": "application/merge-patch+json"})
-    assert refused.status_code == 405
+
+
+
+def test_a_v1_patch_is_applied_to_the_v1_view_and_keeps_what_v1_cannot_say(api: httpx.Client, ns: str) -> None:
+    v1, v2 = (f"/apis/autoscaling/{v}/namespaces/{ns}/horizontalpodautoscalers" for v in ("v1", "v2"))
+    memory = {"type": "Resource", "resource": {
+        "name": "memory", "target": {"type": "AverageValue", "averageValue": "100Mi"}}}
+    behavior = {"scaleDown": {"stabilizationWindowSeconds": 60}}
+    created = api.post(v2, json={
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 4,
+                 "metrics": [{"type": "Resource", "resource": {
+                     "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}, memory],
+                 "behavior": behavior}})
+    assert created.status_code == 201, created.text
+
+    merge = {"Content-Type": "application/merge-patch+json"}
+    patched = api.patch(
+        f"{v1}/h", json={"spec": {"maxReplicas": 5, "targetCPUUtilizationPercentage": 70}}, headers=merge)
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["apiVersion"] == "autoscaling/v1"
+    assert (patched.json()["spec"]["maxReplicas"], patched.json()["spec"]["targetCPUUtilizationPercentage"]) == (5, 70)
+    spec = api.get(f"{v2}/h").json()["spec"]
+    assert spec["metrics"][0]["resource"]["target"]["averageUtilization"] == 70
+    assert spec["metrics"][1] == memory
+    assert spec["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 60
+
+    before = api.get(f"{v2}/h").json()
+    dry = api.patch(f"{v1}/h", params={"dryRun": "All"}, json={"spec": {"maxReplicas": 9}}, headers=merge)
+    assert (dry.status_code, dry.json()["spec"]["maxReplicas"]) == (200, 9)
+    assert api.get(f"{v2}/h").json() == before
+    bad = api.patch(f"{v1}/h", json={"spec": {"maxReplicas": 0}}, headers=merge)
+    assert bad.status_code == 422, bad.text
+    applied = api.patch(f"{v1}/h", params={"fieldManager": "me"}, content="spec: {maxReplicas: 6}",
+                        headers={"Content-Type": "application/apply-patch+yaml"})
+    assert applied.status_code == 405, applied.text
