@@ -555,3 +555,12 @@ def unauthorized(message: str = "Unauthorized") -> UnauthorizedError:
 
 def timeout(message: str, retry_after: int = 0) -> TimeoutStatusError:
     return TimeoutStatusError(f"Timeout: {message}", {"retryAfterSeconds": retry_after})
+
+
+def too_large_resource_version(requested: int, current: int) -> TimeoutStatusError:
+    """504 for a read at a resourceVersion the store has not reached (Kubernetes' wording)."""
+    return TimeoutStatusError(
+        f"Timeout: Too large resource version: {requested}, current: {current}",
+        {"retryAfterSeconds": 1,
+         "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]},
+    )

@@ -166,9 +166,17 @@ class ResourceStore:
         keep: Filter | None = None,
         limit: int = 0,
         continue_token: str | None = None,
+        revision: int = 0,
     ) -> ListPage:
-        """A consistent page of objects; with `limit`, pages are read at the first page's revision."""
-        revision, after = 0, None
+        """A consistent page of objects; with `limit`, pages are read at the first page's revision.
+
+        `revision` (0 = now) reads the state as of that revision (`resourceVersionMatch=Exact`).
+        """
+        after: str | None = None
+        if revision:
+            current = await self.storage.current_revision()
+            if revision > current:
+                raise errors.too_large_resource_version(revision, current)
         if continue_token:
             revision, after = decode_continue(continue_token)
         items: list[dict[str, Any]] = []

@@ -71,7 +71,15 @@ async def handle_list(server: APIServer, request: Request, info: RequestInfo) ->
         items.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
         list_meta = {"resourceVersion": str(revision)}
     else:
-        page = await server.store(info.rt).list(info.namespace, keep=keep, limit=limit, continue_token=token)
+        # Exact: the state at that revision (410 once compacted). NotOlderThan, or a resourceVersion
+        # alone: the latest state, which is newer than any revision the store has reached.
+        exact = int(rv) if rv and q.get("resourceVersionMatch") == "Exact" else 0
+        store = server.store(info.rt)
+        if rv and rv != "0" and not exact and not token:
+            current = await store.storage.current_revision()
+            if int(rv) > current:
+                raise errors.too_large_resource_version(int(rv), current)
+        page = await store.list(info.namespace, keep=keep, limit=limit, continue_token=token, revision=exact)
         items = page.items
         list_meta = {"resourceVersion": str(page.resource_version)}
         if page.continue_token:

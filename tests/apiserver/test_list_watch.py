@@ -86,6 +86,29 @@ def _stream(api: httpx.Client, url: str, params: dict, n: int, timeout: float = 
     return events
 
 
+def test_exact_lists_the_past_and_a_future_resource_version_is_too_large(api: httpx.Client, ns: str) -> None:
+    base = f"/api/v1/namespaces/{ns}/configmaps"
+    api.post(base, json={"metadata": {"name": "a"}})
+    then = api.get(base).json()["metadata"]["resourceVersion"]
+    api.post(base, json={"metadata": {"name": "b"}})
+    api.delete(f"{base}/a")
+
+    exact = api.get(base, params={"resourceVersion": then, "resourceVersionMatch": "Exact"})
+    assert _names(exact) == ["a"]
+    assert exact.json()["metadata"]["resourceVersion"] == then
+    paged = api.get(base, params={"resourceVersion": then, "resourceVersionMatch": "Exact", "limit": 1})
+    assert _names(paged) == ["a"]
+    assert _names(api.get(base, params={"resourceVersion": then, "resourceVersionMatch": "NotOlderThan"})) == ["b"]
+
+    now = int(api.get(base).json()["metadata"]["resourceVersion"])
+    for match in ("Exact", "NotOlderThan"):
+        r = api.get(base, params={"resourceVersion": str(now + 1000), "resourceVersionMatch": match})
+        assert r.status_code == 504, r.text
+        body = r.json()
+        assert (body["reason"], body["details"]["causes"][0]["reason"]) == ("Timeout", "ResourceVersionTooLarge")
+        assert body["message"].startswith(f"Timeout: Too large resource version: {now + 1000}, current: ")
+
+
 def test_watch_without_resource_version_starts_with_synthetic_added(api: httpx.Client, ns: str) -> None:
     api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("a"))
     api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("b"))
