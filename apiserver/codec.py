@@ -54,18 +54,39 @@ def decode_body(raw: bytes, content_type: str | None, *, allow: tuple[str, ...] 
     raise errors.unsupported_media_type(mt)
 
 
-# Duplicate JSON fields of the body this request decoded last (see duplicate_fields).
+# Duplicate fields of the body this request decoded last (see duplicate_fields).
 _DUPLICATES: ContextVar[tuple[str, ...]] = ContextVar("duplicate_fields", default=())
 
 
 def duplicate_fields() -> tuple[str, ...]:
-    """Paths of the fields the current request's JSON body gave twice (`spec.replicas`).
+    """What the current request's body gave twice, in Kubernetes' words: for JSON
+    `duplicate field "spec.replicas"`, for YAML `line 6: key "replicas" already set in map`.
 
-    Go's decoder keeps the last value, like Python's; Kubernetes then warns about each
+    Go's decoders keep the last value, like Python's; Kubernetes then warns about each
     duplicate, or refuses the body under fieldValidation=Strict. Each request runs in its own
     context, so this is the body of *this* request.
     """
     return _DUPLICATES.get()
+
+
+class _DuplicateNotingLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, noting each mapping key given twice (the last value wins)."""
+
+    def __init__(self, stream: bytes) -> None:
+        super().__init__(stream)
+        self.duplicates: list[str] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            if not isinstance(key, str | int | float | bool):
+                continue  # unhashable keys are refused later, as before
+            if key in seen:
+                line = key_node.start_mark.line + 1
+                self.duplicates.append(f"line {line}: key {json.dumps(key)} already set in map")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 class _DuplicateTracker:
@@ -112,21 +133,30 @@ def _load_json(raw: bytes) -> Any:
         raise errors.bad_request(f"error decoding JSON body: nested more than {MAX_DEPTH} levels deep") from None
     check_shape(doc)
     if tracker.seen:
-        _DUPLICATES.set(tuple(tracker.paths(doc)))
+        _DUPLICATES.set(tuple(f'duplicate field "{path}"' for path in tracker.paths(doc)))
     return doc
 
 
 def _load_yaml(raw: bytes) -> Any:
+    loader = _DuplicateNotingLoader(raw)
     try:
-        docs = [d for d in yaml.safe_load_all(raw) if d is not None]
+        docs = []
+        while loader.check_data():  # type: ignore[no-untyped-call]
+            doc = loader.get_data()  # type: ignore[no-untyped-call]
+            if doc is not None:
+                docs.append(doc)
     except yaml.YAMLError as exc:
         raise errors.bad_request(f"error decoding YAML body: {exc}") from None
     except RecursionError:
         raise errors.bad_request(f"error decoding YAML body: nested more than {MAX_DEPTH} levels deep") from None
+    finally:
+        loader.dispose()
     for doc in docs:
         check_shape(doc)
     if len(docs) != 1:
         raise errors.bad_request(f"expected exactly one YAML document in the body, got {len(docs)}")
+    if loader.duplicates:
+        _DUPLICATES.set(tuple(loader.duplicates))
     return docs[0]
 
 

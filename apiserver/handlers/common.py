@@ -134,7 +134,7 @@ def field_validation(rt: ResourceType, obj: dict[str, Any], mode: str | None) ->
     if mode == "Ignore":
         return []
     problems = [f'unknown field "{path}"' for path in unknown]
-    problems += [f'duplicate field "{path}"' for path in duplicate_fields()]
+    problems += list(duplicate_fields())
     if problems and mode == "Strict":
         raise errors.bad_request(prefix + "strict decoding error: " + ", ".join(problems))
     return problems

@@ -210,6 +210,34 @@ def test_duplicate_json_fields_warn_and_the_last_value_wins(api: httpx.Client, n
     assert api.get(f"/apis/apps/v1/namespaces/{ns}/deployments/dup").json()["spec"]["replicas"] == 2
 
 
+_YAML_WITH_DUPLICATE_REPLICAS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: dup}
+spec:
+  replicas: 1
+  replicas: 2
+  selector: {matchLabels: {app: dup}}
+  template:
+    metadata: {labels: {app: dup}}
+    spec: {containers: [{name: c, image: nginx}]}
+"""
+
+
+def test_duplicate_yaml_keys_warn_or_are_refused_with_their_line(api: httpx.Client, ns: str) -> None:
+    url, yaml_type = f"/apis/apps/v1/namespaces/{ns}/deployments", {"Content-Type": "application/yaml"}
+    r = api.post(f"{url}?fieldValidation=Strict", content=_YAML_WITH_DUPLICATE_REPLICAS, headers=yaml_type)
+    assert _status(r, 400, "BadRequest")["message"] == (
+        'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: '
+        'line 6: key "replicas" already set in map'
+    )
+    assert _deployments(api, ns) == []
+    r = api.post(url, content=_YAML_WITH_DUPLICATE_REPLICAS, headers=yaml_type)
+    assert r.status_code == 201, r.text
+    assert 'line 6: key \\"replicas\\" already set in map' in r.headers.get("warning", "")
+    assert r.json()["spec"]["replicas"] == 2
+
+
 # -- query parameters --------------------------------------------------------------------------
 
 
