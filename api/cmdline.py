@@ -152,6 +152,9 @@ def build(app: typer.Typer, program: str) -> Any:
     A `verbosity` parameter the function declares itself (`-v/--v`) gives way to klog's `-v` and
     still receives its value. Logging is configured before the function runs.
     """
+    # Plain click help, not typer's rich boxes: at 80 columns the boxes cut long flag names
+    # (`--node-monitor-grace-p…`), and those are the flags the labs tell a student to use.
+    app.rich_markup_mode = None
     command = typer.main.get_command(app)
     added = logging_options()
     taken = {o for p in added for o in p.opts}
