@@ -6,7 +6,8 @@ Two rules every teaching cluster should show clearly:
   changes the other, so a user's `kubectl apply` can never clobber what a kubelet reported.
 - `metadata.generation` counts changes to what the user wants (everything but metadata and
   status). Controllers echo it back as `status.observedGeneration` so anyone can tell whether
-  the latest spec has been acted on yet.
+  the latest spec has been acted on yet. As in Kubernetes 1.32, only the kinds a controller
+  reconciles carry it (GENERATION_KINDS): a ConfigMap, Secret, Service or Pod has none.
 """
 
 from __future__ import annotations
@@ -16,6 +17,14 @@ from typing import Any
 from api.quantity import parse_quantity
 from api.registry import ResourceType
 from apiserver.objectmeta import clone, new_uid, now_rfc3339, spec_of
+
+# The kinds whose Kubernetes strategy sets metadata.generation (1 on create, +1 per spec change).
+GENERATION_KINDS = frozenset({
+    "deployments.apps", "replicasets.apps", "statefulsets.apps", "daemonsets.apps", "replicationcontrollers",
+    "jobs.batch", "cronjobs.batch", "horizontalpodautoscalers.autoscaling", "poddisruptionbudgets.policy",
+    "ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io", "networkpolicies.networking.k8s.io",
+    "endpointslices.discovery.k8s.io",
+})
 
 
 def has_status(rt: ResourceType) -> bool:
@@ -38,7 +47,10 @@ def prepare_for_create(rt: ResourceType, obj: dict[str, Any]) -> None:
     _prune_empty_meta(md)
     md["uid"] = new_uid()
     md["creationTimestamp"] = now_rfc3339()
-    md["generation"] = 1
+    if rt.key in GENERATION_KINDS:
+        md["generation"] = 1
+    else:
+        md.pop("generation", None)
     for field in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
         md.pop(field, None)
     if rt.key == "pods":
@@ -73,7 +85,7 @@ def prepare_for_update(
             md[field] = old_md[field]
         else:
             md.pop(field, None)
-    if spec_of(new) != spec_of(old):
+    if rt.key in GENERATION_KINDS and spec_of(new) != spec_of(old):
         md["generation"] = int(old_md.get("generation") or 0) + 1
     return new
 

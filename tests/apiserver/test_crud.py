@@ -12,7 +12,10 @@ def test_create_stamps_metadata_defaults_and_pending_status(api: httpx.Client, n
     assert r.status_code == 201, r.text
     p = r.json()
     md = p["metadata"]
-    assert md["namespace"] == ns and md["uid"] and md["generation"] == 1
+    assert md["namespace"] == ns and md["uid"]
+    assert "generation" not in md  # as in Kubernetes 1.32: only reconciled kinds count generations
+    sent_generation = api.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "c", "generation": 7}})
+    assert "generation" not in sent_generation.json()["metadata"]
     assert md["creationTimestamp"].endswith("Z") and int(md["resourceVersion"]) > 0
     spec = p["spec"]
     assert spec["restartPolicy"] == "Always" and spec["terminationGracePeriodSeconds"] == 30
