@@ -15,7 +15,7 @@ from __future__ import annotations
 from api.errors import NotFoundError, StatusError
 from api.patch import create_three_way_merge_patch
 from kubectl import commandline as typer
-from kubectl.cli import Reporter, Session, echo, run
+from kubectl.cli import Reporter, Session, echo, fail, run
 from kubectl.lastapplied import LAST_APPLIED, go_json, modified_configuration, original_configuration
 from kubectl.main import app
 from kubectl.manifests import Manifest, object_namespace, read_manifests, set_verb
@@ -78,16 +78,38 @@ async def apply_one(s: Session, m: Manifest, ns: str | None, dry_run: str = "non
     return "configured"
 
 
-async def apply(s: Session, files: list[str], recursive: bool, dry_run: str = "none") -> int:
+async def apply(
+    s: Session,
+    files: list[str],
+    recursive: bool,
+    dry_run: str = "none",
+    server_side: bool = False,
+    force_conflicts: bool = False,
+    field_manager: str = "kubectl",
+) -> int:
     from kubectl.dryrun import check_dry_run, suffix
+    from kubectl.serverside import ApplyConflict, server_side_apply
 
     check_dry_run(dry_run)
+    if server_side and dry_run == "client":
+        fail("--dry-run=client doesn't work with --server-side (did you mean --dry-run=server instead?)")
+    if force_conflicts and not server_side:
+        fail("--force-conflicts only works with --server-side")
     manifests = _read("apply", files, recursive)
     report = Reporter()
     for m in manifests:
         ns = object_namespace(m, s.namespace, s.explicit_namespace)
         try:
-            word = await apply_one(s, m, ns, dry_run)
+            if server_side:
+                await server_side_apply(
+                    s, m, ns, field_manager=field_manager, force=force_conflicts, dry_run=dry_run
+                )
+                word = "serverside-applied"
+            else:
+                word = await apply_one(s, m, ns, dry_run)
+        except ApplyConflict as exc:
+            report.error(f"error: {exc}")
+            continue
         except StatusError as exc:
             verb = "patching" if isinstance(exc, StatusError) and exc.code != 404 else "creating"
             report.status(exc, f'error when {verb} "{m.source}": ')
@@ -138,9 +160,14 @@ def apply_command(
     filename: list[str] = _F,
     recursive: bool = _R,
     dry_run: str = typer.Option("none", "--dry-run", help='"none", "server", or "client".'),
+    server_side: bool = typer.Option(False, "--server-side", help="Let the server merge and track field owners."),
+    force_conflicts: bool = typer.Option(
+        False, "--force-conflicts", help="Server-side: take fields other managers own."
+    ),
+    field_manager: str = typer.Option("kubectl", "--field-manager", help="Server-side: the manager's name."),
 ) -> None:
-    """Apply a configuration to resources (client-side apply with last-applied-configuration)."""
-    run(lambda s: apply(s, list(filename or []), recursive, dry_run))
+    """Apply a configuration to resources: client-side (last-applied-configuration) or --server-side."""
+    run(lambda s: apply(s, list(filename or []), recursive, dry_run, server_side, force_conflicts, field_manager))
 
 
 @app.command("replace")

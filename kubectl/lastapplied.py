@@ -37,8 +37,9 @@ def go_json(obj: Any) -> str:
     )
 
 
-def modified_configuration(manifest: dict[str, Any], namespace: str | None) -> dict[str, Any]:
-    """The manifest as apply sends it: namespace filled in, the annotation set to its own JSON."""
+def modified_configuration(manifest: dict[str, Any], namespace: str | None, annotate: bool = True) -> dict[str, Any]:
+    """The manifest as apply sends it: namespace filled in, the annotation set to its own JSON
+    (`annotate=False`, as `diff` uses it: the annotation left out, so the live one stays)."""
     obj = copy.deepcopy(manifest)
     meta = obj.setdefault("metadata", {})
     if namespace:
@@ -46,6 +47,8 @@ def modified_configuration(manifest: dict[str, Any], namespace: str | None) -> d
     annotations = meta.get("annotations") or {}
     annotations.pop(LAST_APPLIED, None)
     meta["annotations"] = annotations
+    if not annotate:
+        return obj
     encoded = go_json(obj) + "\n"
     meta["annotations"] = {**annotations, LAST_APPLIED: encoded}
     return obj

@@ -84,6 +84,7 @@ VERBS = {
     "create": "cmd_create",
     "apply": "cmd_apply",
     "replace": "cmd_apply",
+    "diff": "cmd_diff",
     "config": "cmd_config",
     "delete": "cmd_delete",
     "describe": "cmd_describe",
