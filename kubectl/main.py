@@ -85,6 +85,7 @@ VERBS = {
     "apply": "cmd_apply",
     "replace": "cmd_apply",
     "diff": "cmd_diff",
+    "edit": "cmd_edit",
     "config": "cmd_config",
     "delete": "cmd_delete",
     "describe": "cmd_describe",
