@@ -21,6 +21,7 @@ from api.errors import NotFoundError, StatusError
 from api.registry import ResourceType
 from kubectl import commandline as typer
 from kubectl.cli import CmdError, Reporter, Session, echo, run, warn
+from kubectl.completion import complete_type_and_names
 from kubectl.main import app
 from kubectl.manifests import object_namespace, read_manifests, set_verb
 from kubectl.resources import kind_prefix, parse_args
@@ -145,7 +146,9 @@ async def _delete_dry_run(
 
 @app.command("delete")
 def delete_command(
-    args: list[str] = typer.Argument(None, help="TYPE [NAME ...] | TYPE/NAME ..."),
+    args: list[str] = typer.Argument(
+        None, help="TYPE [NAME ...] | TYPE/NAME ...", shell_complete=complete_type_and_names
+    ),
     filename: list[str] = typer.Option(None, "-f", "--filename"),
     recursive: bool = typer.Option(False, "-R", "--recursive"),
     selector: str = typer.Option(None, "-l", "--selector"),

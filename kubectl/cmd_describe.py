@@ -14,6 +14,7 @@ from api.registry import ResourceType
 from kubectl import commandline as typer
 from kubectl.cli import Reporter, Session, run, warn
 from kubectl.cmd_get import no_resources_message
+from kubectl.completion import complete_type_and_names
 from kubectl.describe import describe
 from kubectl.main import app
 from kubectl.manifests import object_namespace, read_manifests
@@ -78,7 +79,9 @@ async def describe_cmd(
 
 @app.command("describe")
 def describe_command(
-    args: list[str] = typer.Argument(None, help="TYPE [NAME_PREFIX] | TYPE/NAME"),
+    args: list[str] = typer.Argument(
+        None, help="TYPE [NAME_PREFIX] | TYPE/NAME", shell_complete=complete_type_and_names
+    ),
     filename: list[str] = typer.Option(None, "-f", "--filename"),
     selector: str = typer.Option(None, "-l", "--selector"),
     all_namespaces: bool = typer.Option(False, "-A", "--all-namespaces"),

@@ -32,6 +32,7 @@ from api.registry import ResourceType
 from client.rest import PATCH_CONTENT_TYPES, resource_path
 from kubectl import commandline as typer
 from kubectl.cli import CmdError, Session, echo, run, warn
+from kubectl.completion import complete_type_and_names
 from kubectl.main import app
 from kubectl.resources import parse_args, qualified
 
@@ -139,7 +140,7 @@ async def edit(s: Session, args: list[str], output: str | None) -> int:
 
 @app.command("edit")
 def edit_command(
-    args: list[str] = typer.Argument(..., help="TYPE NAME | TYPE/NAME"),
+    args: list[str] = typer.Argument(..., help="TYPE NAME | TYPE/NAME", shell_complete=complete_type_and_names),
     output: str = typer.Option(None, "-o", "--output", help="yaml|json: print the edited object."),
 ) -> None:
     """Edit a resource from the default editor ($KUBE_EDITOR, $EDITOR, else vi)."""

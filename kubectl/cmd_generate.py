@@ -17,6 +17,7 @@ from typing import Any
 from api.errors import StatusError
 from kubectl import commandline as typer
 from kubectl.cli import CmdError, Session, echo, run
+from kubectl.completion import complete_type_and_names
 from kubectl.main import app
 from kubectl.printing import output as out_fmt
 from kubectl.resources import kind_prefix, parse_args, qualified, resolve_type
@@ -202,7 +203,7 @@ async def expose(s: Session, args: list[str], **kw: Any) -> int:
 
 @app.command("expose")
 def expose_command(
-    args: list[str] = typer.Argument(..., help="TYPE NAME | TYPE/NAME"),
+    args: list[str] = typer.Argument(..., help="TYPE NAME | TYPE/NAME", shell_complete=complete_type_and_names),
     port: int = typer.Option(None, "--port"),
     target_port: str = typer.Option(None, "--target-port"),
     protocol: str = typer.Option("TCP", "--protocol"),
@@ -280,7 +281,7 @@ async def autoscale(
 
 @app.command("autoscale")
 def autoscale_command(
-    args: list[str] = typer.Argument(..., help="TYPE NAME | TYPE/NAME"),
+    args: list[str] = typer.Argument(..., help="TYPE NAME | TYPE/NAME", shell_complete=complete_type_and_names),
     min_: int = typer.Option(None, "--min"),
     max_: int = typer.Option(-1, "--max"),
     cpu_percent: int = typer.Option(None, "--cpu-percent"),

@@ -340,12 +340,15 @@ async def _stream(s: Session, path: str, params: dict[str, Any], headers: dict[s
 
 from kubectl import commandline as typer  # noqa: E402
 from kubectl.cli import run  # noqa: E402
+from kubectl.completion import complete_type_and_names  # noqa: E402
 from kubectl.main import app  # noqa: E402
 
 
 @app.command("get", context_settings={"ignore_unknown_options": False})
 def get_command(
-    args: list[str] = typer.Argument(None, help="TYPE[.VERSION][.GROUP] [NAME ...] | TYPE/NAME ..."),
+    args: list[str] = typer.Argument(
+        None, help="TYPE[.VERSION][.GROUP] [NAME ...] | TYPE/NAME ...", shell_complete=complete_type_and_names
+    ),
     output: str = typer.Option(
         None, "-o", "--output", help="json|yaml|wide|name|jsonpath=...|custom-columns=..."
     ),

@@ -16,6 +16,7 @@ from api.errors import StatusError
 from client.rest import PATCH_CONTENT_TYPES, resource_path
 from kubectl import commandline as typer
 from kubectl.cli import CmdError, Reporter, Session, echo, run
+from kubectl.completion import complete_type_and_names
 from kubectl.main import app
 from kubectl.resources import parse_args, qualified
 
@@ -89,7 +90,7 @@ async def patch(
 
 @app.command("patch")
 def patch_command(
-    args: list[str] = typer.Argument(..., help="TYPE NAME | TYPE/NAME"),
+    args: list[str] = typer.Argument(..., help="TYPE NAME | TYPE/NAME", shell_complete=complete_type_and_names),
     text: str = typer.Option(None, "-p", "--patch", help="The patch, as JSON or YAML."),
     patch_file: str = typer.Option(None, "--patch-file", help="A file holding the patch."),
     patch_type: str = typer.Option("strategic", "--type", help="json, merge or strategic."),

@@ -17,6 +17,7 @@ from typing import Any
 from api.errors import StatusError
 from kubectl import commandline as typer
 from kubectl.cli import CmdError, Reporter, Session, echo, run
+from kubectl.completion import complete_type_and_names
 from kubectl.main import app
 from kubectl.manifests import object_namespace, read_manifests
 from kubectl.resources import parse_args, qualified
@@ -142,7 +143,7 @@ async def set_image(s: Session, args: list[str], all_: bool, selector: str | Non
 
 @app.command("scale")
 def scale_command(
-    args: list[str] = typer.Argument(None, help="TYPE NAME | TYPE/NAME"),
+    args: list[str] = typer.Argument(None, help="TYPE NAME | TYPE/NAME", shell_complete=complete_type_and_names),
     replicas: int = typer.Option(-1, "--replicas", help="The new desired number of replicas."),
     current_replicas: int = typer.Option(-1, "--current-replicas", help="Precondition for the current size."),
     filename: list[str] = typer.Option(None, "-f", "--filename"),

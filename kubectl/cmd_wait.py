@@ -23,6 +23,7 @@ from api.errors import NotFoundError
 from api.registry import ResourceType
 from kubectl import commandline as typer
 from kubectl.cli import CmdError, Reporter, Session, echo, run
+from kubectl.completion import complete_type_and_names
 from kubectl.main import app
 from kubectl.resources import parse_args, qualified
 
@@ -156,7 +157,9 @@ async def wait(
 
 @app.command("wait")
 def wait_command(
-    args: list[str] = typer.Argument(None, help="TYPE NAME ... | TYPE/NAME ..."),
+    args: list[str] = typer.Argument(
+        None, help="TYPE NAME ... | TYPE/NAME ...", shell_complete=complete_type_and_names
+    ),
     for_: str = typer.Option(None, "--for", help="delete | condition=NAME[=VALUE] | jsonpath='{PATH}'[=VALUE]"),
     timeout: str = typer.Option("30s", "--timeout", help="How long to wait (e.g. 30s, 5m); negative: a week."),
     selector: str = typer.Option(None, "-l", "--selector", help="Label selector."),

@@ -83,6 +83,7 @@ def _params(fn: Callable[..., Any]) -> list[click.Parameter]:
                     required=required,
                     default=None if many else default,
                     metavar=info.metavar or name.upper(),
+                    shell_complete=info.extra.get("shell_complete"),
                 )
             )
             continue

@@ -12,6 +12,7 @@ The verbs themselves live in the cmd_*.py modules; each registers its commands o
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 
 from kubectl import cli
@@ -161,7 +162,26 @@ def hoist_create_flags(args: list[str]) -> list[str]:
     return ["create", *path, *flags, *rest]
 
 
+def _completion_words_without_globals() -> None:
+    """On TAB (bash), drop the global flags from the words click will parse, as for a command line
+    (`-n kube-system get cm <TAB>`); kubectl.completion reads -n from the original words."""
+    from click.parser import split_arg_string
+
+    words = split_arg_string(os.environ.get("COMP_WORDS", ""))
+    cword = int(os.environ.get("COMP_CWORD", len(words)))
+    try:
+        _, before = split_globals(words[1:cword])
+    except cli.CmdError:
+        return
+    after = words[cword:]
+    os.environ["MINI_KUBECTL_COMP_WORDS"] = os.environ.get("COMP_WORDS", "")
+    os.environ["COMP_WORDS"] = " ".join(shlex.quote(w) for w in [words[0], *before, *after])
+    os.environ["COMP_CWORD"] = str(1 + len(before))
+
+
 def main(argv: list[str] | None = None) -> None:
+    if os.environ.get("_MINI_KUBECTL_COMPLETE") == "bash_complete":
+        _completion_words_without_globals()
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         globals_, rest = split_globals(args)
