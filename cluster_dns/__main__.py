@@ -1,0 +1,3 @@
+from cluster_dns.main import main
+
+main()
