@@ -62,6 +62,9 @@ def run(
     unhealthy_zone_threshold: Annotated[float, typer.Option("--unhealthy-zone-threshold")] = 0.55,
     large_cluster_size_threshold: Annotated[int, typer.Option("--large-cluster-size-threshold")] = 50,
     deployment_controller_sync_period: Annotated[str, typer.Option("--deployment-controller-sync-period")] = "30s",
+    resource_quota_sync_period: Annotated[
+        str, typer.Option("--resource-quota-sync-period", help="Recount every quota this often.")
+    ] = "5m",
     terminated_pod_gc_threshold: Annotated[int, typer.Option("--terminated-pod-gc-threshold")] = 12500,
     concurrent_rc_syncs: Annotated[int, typer.Option("--concurrent-rc-syncs")] = 5,
     concurrent_replicaset_syncs: Annotated[int, typer.Option("--concurrent-replicaset-syncs")] = 5,
@@ -76,6 +79,7 @@ def run(
     concurrent_ttl_syncs: Annotated[int, typer.Option("--concurrent-ttl-after-finished-syncs")] = 5,
     concurrent_daemonset_syncs: Annotated[int, typer.Option("--concurrent-daemonset-syncs")] = 2,
     concurrent_statefulset_syncs: Annotated[int, typer.Option("--concurrent-statefulset-syncs")] = 5,
+    concurrent_resource_quota_syncs: Annotated[int, typer.Option("--concurrent-resource-quota-syncs")] = 5,
     informer_backoff_max: Annotated[
         str, typer.Option("--informer-backoff-max", help="Cap on watch reconnect back-off.")
     ] = "30s",
@@ -108,6 +112,7 @@ def run(
             unhealthy_zone_threshold=unhealthy_zone_threshold,
             large_cluster_size_threshold=large_cluster_size_threshold,
             deployment_controller_sync_period=parse_duration(deployment_controller_sync_period),
+            resource_quota_sync_period=parse_duration(resource_quota_sync_period),
             terminated_pod_gc_threshold=terminated_pod_gc_threshold,
             concurrent_syncs={
                 "replicationcontroller": concurrent_rc_syncs,
@@ -122,6 +127,7 @@ def run(
                 "ttl-after-finished": concurrent_ttl_syncs,
                 "daemonset": concurrent_daemonset_syncs,
                 "statefulset": concurrent_statefulset_syncs,
+                "resourcequota": concurrent_resource_quota_syncs,
             },
             max_endpoints_per_slice=max_endpoints_per_slice,
             informer_backoff_max=parse_duration(informer_backoff_max),

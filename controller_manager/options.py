@@ -42,6 +42,7 @@ class ManagerOptions:
     large_cluster_size_threshold: int = 50
     # workloads and housekeeping
     deployment_controller_sync_period: float = 30.0
+    resource_quota_sync_period: float = 300.0
     terminated_pod_gc_threshold: int = 12500
     # how many keys each controller reconciles at once (--concurrent-<name>-syncs)
     concurrent_syncs: dict[str, int] = field(default_factory=dict)

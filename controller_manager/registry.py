@@ -33,6 +33,7 @@ CONTROLLERS: dict[str, str] = {
     "statefulset": "controller_manager.controllers.statefulset:StatefulSetController",
     "serviceaccount-token": "controller_manager.controllers.serviceaccount_token:TokensController",
     "root-ca-cert-publisher": "controller_manager.controllers.rootcacertpublisher:RootCACertPublisher",
+    "resourcequota": "controller_manager.controllers.resourcequota:ResourceQuotaController",
 }
 # Controllers that need a file to do anything: without the flag they are skipped with a log line,
 # as kube-controller-manager skips serviceaccount-token when it has no private key.
@@ -64,7 +65,6 @@ NOT_IMPLEMENTED = {
     "endpointslicemirroring",
     "disruption",
     "horizontalpodautoscaling",
-    "resourcequota",
 }
 
 

@@ -3,9 +3,14 @@
 In Kubernetes, admission is where cluster policy lives — things no single object can know about:
 does the namespace exist? what service account should a pod run as? how long should a pod stay on
 an unreachable node? Each plugin here is one such rule, in its own file, run in the order of
-DESIGN §4: NamespaceLifecycle, ServiceAccount, (LimitRanger, ResourceQuota: later),
+DESIGN §4: NamespaceLifecycle, ServiceAccount, (LimitRanger: later),
 DefaultTolerationSeconds. A plugin may mutate the object (`admit`) or refuse it (raise a Status
 error); the chain runs them all and stops at the first refusal.
+
+Validating plugins (`validate`) run after the object passed validation, just before it is
+stored, as Kubernetes' validating admission does: ResourceQuota charges a quota there, so an
+object that would have failed validation never costs anything. `dry_run` says the write will
+not happen: such plugins check and change nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ class Attributes:
     obj: dict[str, Any] | None
     old: dict[str, Any] | None = None
     subresource: str | None = None
+    dry_run: bool = False
 
 
 class Plugin(Protocol):
@@ -36,18 +42,30 @@ class Plugin(Protocol):
     async def admit(self, attrs: Attributes) -> None: ...
 
 
+class ValidatingPlugin(Protocol):
+    name: str
+
+    async def validate(self, attrs: Attributes) -> None: ...
+
+
 class AdmissionChain:
-    def __init__(self, plugins: list[Plugin]) -> None:
+    def __init__(self, plugins: list[Plugin], validators: list[ValidatingPlugin] | None = None) -> None:
         self.plugins = plugins
+        self.validators = validators or []
 
     async def admit(self, attrs: Attributes) -> None:
         for p in self.plugins:
             await p.admit(attrs)
 
+    async def validate(self, attrs: Attributes) -> None:
+        for v in self.validators:
+            await v.validate(attrs)
+
 
 def default_chain(server: APIServer) -> AdmissionChain:
     from apiserver.admission.default_tolerations import DefaultTolerationSeconds
     from apiserver.admission.namespace_lifecycle import NamespaceLifecycle
+    from apiserver.admission.resource_quota import ResourceQuota
     from apiserver.admission.service_account import ServiceAccount
 
     return AdmissionChain(
@@ -57,5 +75,6 @@ def default_chain(server: APIServer) -> AdmissionChain:
             DefaultTolerationSeconds(
                 server.config.default_not_ready_toleration_seconds, server.config.default_unreachable_toleration_seconds
             ),
-        ]
+        ],
+        [ResourceQuota(server)],
     )

@@ -68,6 +68,7 @@ async def _create_once(
     causes = validate_create(rt.key, obj)
     if causes:
         raise errors.invalid(rt.kind, rt.group, md.get("name", ""), causes)
+    await server.admission.validate(Attributes("CREATE", rt, md.get("namespace"), md["name"], obj, dry_run=dry_run))
     if track_fields is not None:
         track_fields(None, obj)  # managedFields: the creator owns what it set (api/managedfields.py)
     taken = services.allocate(server, obj, dry_run=dry_run) if rt.key == "services" else []

@@ -43,16 +43,24 @@ class FuzzTarget:
         """Make sure the seeded namespace is usable and holds an object named `x` of every kind.
 
         Fuzzed DELETEs remove seeded objects, and a deleted namespace stays Terminating forever
-        (no namespace controller runs here) — then the run moves on to a fresh namespace.
+        (no namespace controller runs here) — then the run moves on to a fresh namespace. So it
+        does when a fuzzed ResourceQuota refuses a seed (no quota controller runs here either).
         """
         if not self.namespace or not self._namespace_usable():
-            self._generation += 1
-            self.namespace = f"fuzz-{self._generation}"
-            r = self.request("POST", "/api/v1/namespaces", json={"metadata": {"name": self.namespace}})
-            assert r.status_code == 201, r.text
+            self._new_namespace()
         for kind in KINDS:
             r = self.request("POST", kind.collection_path(self.namespace), json=kind.object(SEEDED, self.namespace))
+            if r.status_code == 403 and "quota" in r.text:
+                self._new_namespace()
+                return self.reseed()
             assert r.status_code in (201, 409), f"seeding {kind.plural}: {r.status_code} {r.text}"
+        return None
+
+    def _new_namespace(self) -> None:
+        self._generation += 1
+        self.namespace = f"fuzz-{self._generation}"
+        r = self.request("POST", "/api/v1/namespaces", json={"metadata": {"name": self.namespace}})
+        assert r.status_code == 201, r.text
 
     def _namespace_usable(self) -> bool:
         r = self.request("GET", f"/api/v1/namespaces/{self.namespace}")

@@ -66,7 +66,10 @@ KINDS: list[Kind] = [
     Kind("", "v1", "replicationcontrollers", "ReplicationController", True, ("status", "scale"),
          {"spec": {"replicas": 1, "selector": _LABELS, "template": _TEMPLATE}}),
     Kind("", "v1", "serviceaccounts", "ServiceAccount", True, ()),
-    Kind("", "v1", "resourcequotas", "ResourceQuota", True, ("status",), {"spec": {"hard": {"pods": "100"}}}),
+    # It counts nothing the other seeded objects are: no controller runs here to give it a status,
+    # and until one does, admission refuses everything a quota counts ("status unknown").
+    Kind("", "v1", "resourcequotas", "ResourceQuota", True, ("status",),
+         {"spec": {"hard": {"count/widgets.example.com": "100"}}}),
     Kind("", "v1", "limitranges", "LimitRange", True, (),
          {"spec": {"limits": [{"type": "Container", "default": {"cpu": "100m"}}]}}),
     Kind("apps", "v1", "deployments", "Deployment", True, ("status", "scale"), _WORKLOAD),

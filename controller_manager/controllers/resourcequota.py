@@ -1,0 +1,106 @@
+"""ResourceQuotaController: every quota's status tells the truth about its namespace.
+
+Desired state: for each ResourceQuota, `status.hard` equals `spec.hard`, and `status.used` holds,
+for each resource in it, what the objects in the namespace that the quota's scopes cover really
+use (api/quota.py counts: pods that are not finished, their requests and limits, Services, claims,
+`count/<resource>` of any kind).
+Current state: the quotas and the counted objects from informers.
+What it does about the difference: recount a quota and write its status when it differs. A quota
+is recounted when it is created or its spec changes, when something it counts is deleted or a
+pod finishes (usage goes *down*: the API server's admission only ever charges, on create), and
+every `--resource-quota-sync-period` (5 m) for all quotas, which also corrects a charge for a
+create that then failed to be stored.
+
+Creates are never counted here first: admission charged the quota before the object was stored,
+so reacting to creates would only race with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from api import errors, quota
+from api.quantity import Quantity, format_resource_list, parse_resource_list
+from controller_manager.controller import Controller
+
+Obj = dict[str, Any]
+
+# The kinds whose objects a quota can count by name; `count/<resource>` of other kinds is left at 0.
+COUNTED = ("pods", "services", "configmaps", "secrets", "persistentvolumeclaims", "replicationcontrollers",
+           "resourcequotas", "deployments.apps", "replicasets.apps", "statefulsets.apps", "daemonsets.apps",
+           "jobs.batch", "cronjobs.batch")
+
+
+class ResourceQuotaController(Controller):
+    name = "resourcequota"
+    component = "resourcequota-controller"
+
+    def setup(self) -> None:
+        informers = self.ctx.informers
+        self.quotas = informers.informer_for("resourcequotas")
+        self.quotas.add_event_handler(self.enqueue, self._quota_updated)
+        self.counted = {key: informers.informer_for(key) for key in COUNTED}
+        for key, informer in self.counted.items():
+            on_update = self._pod_updated if key == "pods" else None
+            informer.add_event_handler(None, on_update, self._released)
+
+    def _quota_updated(self, old: Obj, new: Obj) -> None:
+        if (old.get("spec") or {}) != (new.get("spec") or {}) or (new.get("status") or {}).get("hard") != (
+            (new.get("spec") or {}).get("hard")
+        ):
+            self.enqueue(new)
+
+    def _pod_updated(self, old: Obj, new: Obj) -> None:
+        if quota.pod_is_terminal(new) and not quota.pod_is_terminal(old):
+            self._released(new)
+
+    def _released(self, obj: Obj) -> None:
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        for q in self.quotas.by_index("namespace", namespace) if namespace else []:
+            self.enqueue(q)
+
+    async def run(self) -> None:
+        resync = asyncio.create_task(self._resync(), name="resourcequota-resync")
+        try:
+            await super().run()
+        finally:
+            resync.cancel()
+
+    async def _resync(self) -> None:
+        while True:
+            await asyncio.sleep(self.ctx.options.resource_quota_sync_period)
+            for q in self.quotas.list():
+                self.enqueue(q)
+
+    def used(self, q: Obj) -> dict[str, Quantity]:
+        """What the namespace uses of each resource `q` limits, counted from the informers."""
+        namespace = q["metadata"]["namespace"]
+        hard = (q.get("spec") or {}).get("hard") or {}
+        total = {r: Quantity(0) for r in hard}
+        for key, informer in self.counted.items():
+            for obj in informer.by_index("namespace", namespace):
+                if not quota.quota_covers(q, key, obj):
+                    continue
+                for r, amount in quota.usage(key, obj).items():
+                    if r in total:
+                        total[r] = total[r] + amount
+        return total
+
+    async def reconcile(self, key: str) -> None:
+        q = self.quotas.get(key)
+        if q is None or q["metadata"].get("deletionTimestamp"):
+            return
+        hard = (q.get("spec") or {}).get("hard") or {}
+        status = q.get("status") or {}
+        used = self.used(q)
+        same_hard = parse_resource_list(status.get("hard")) == parse_resource_list(hard)
+        if same_hard and parse_resource_list(status.get("used")) == used:
+            return
+        body = {**q, "status": {"hard": dict(hard), "used": format_resource_list(used)}}
+        try:
+            await self.client.update_status("resourcequotas", body)
+        except errors.ConflictError:
+            self.enqueue_after(key, 0.1)  # admission charged it meanwhile: recount from the newer one
+        except errors.NotFoundError:
+            pass

@@ -1,0 +1,116 @@
+"""ResourceQuota end to end: admission refuses in Kubernetes' words and stores nothing, concurrent
+creates never overshoot, and the controller keeps `status.used` true as objects come and go."""
+
+from __future__ import annotations
+
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+
+from tests.support.apiserver import APIServerProcess
+from tests.support.component import wait_for
+from tests.support.kubectl import kubectl_binary
+
+
+def pod(name: str, resources: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "app", "image": "nginx"}
+    if resources is not None:
+        container["resources"] = resources
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [container], **spec}}
+
+
+def make_quota(api: httpx.Client, ns: str, name: str, hard: dict[str, str], **spec: Any) -> dict[str, Any]:
+    r = api.post(f"/api/v1/namespaces/{ns}/resourcequotas",
+                 json={"metadata": {"name": name}, "spec": {"hard": hard, **spec}})
+    assert r.status_code == 201, r.text
+    return wait_for(lambda: (q := api.get(f"/api/v1/namespaces/{ns}/resourcequotas/{name}").json())
+                    .get("status", {}).get("hard") == hard and q, what=f"quota {name} synced")
+
+
+def used(api: httpx.Client, ns: str, name: str) -> dict[str, str]:
+    return api.get(f"/api/v1/namespaces/{ns}/resourcequotas/{name}").json()["status"]["used"]
+
+
+def names(api: httpx.Client, ns: str, plural: str = "pods") -> list[str]:
+    return sorted(i["metadata"]["name"] for i in api.get(f"/api/v1/namespaces/{ns}/{plural}").json()["items"])
+
+
+def test_a_full_quota_refuses_in_kubernetes_words_and_deleting_makes_room(api: httpx.Client, ns: str) -> None:
+    make_quota(api, ns, "q", {"pods": "2", "configmaps": "1"})
+    assert used(api, ns, "q") == {"pods": "0", "configmaps": "0"}
+    for name in ("a", "b"):
+        assert api.post(f"/api/v1/namespaces/{ns}/pods", json=pod(name)).status_code == 201
+    refused = api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("c"))
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["reason"] == "Forbidden"
+    assert refused.json()["message"] == (
+        'pods "c" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2')
+    assert names(api, ns) == ["a", "b"]
+    dry = api.post(f"/api/v1/namespaces/{ns}/configmaps", params={"dryRun": "All"}, json={"metadata": {"name": "x"}})
+    assert dry.status_code == 201 and used(api, ns, "q")["configmaps"] == "0"  # a dry run charges nothing
+
+    api.delete(f"/api/v1/namespaces/{ns}/pods/a", params={"gracePeriodSeconds": "0"})
+    wait_for(lambda: used(api, ns, "q")["pods"] == "1", what="the controller to give the pod back")
+    assert api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("c")).status_code == 201
+
+
+def test_twenty_concurrent_creates_against_room_for_five_make_exactly_five(
+    apiserver: APIServerProcess, api: httpx.Client, ns: str
+) -> None:
+    make_quota(api, ns, "five", {"pods": "5"})
+
+    def create(i: int) -> int:
+        with apiserver.client() as c:
+            return c.post(f"/api/v1/namespaces/{ns}/pods", json=pod(f"p{i:02d}")).status_code
+
+    with ThreadPoolExecutor(20) as pool:
+        codes = list(pool.map(create, range(20)))
+    assert sorted(codes) == [201] * 5 + [403] * 15
+    assert len(names(api, ns)) == 5
+    assert used(api, ns, "five") == {"pods": "5"}
+
+
+def test_compute_quotas_need_requests_and_limits_and_count_them(api: httpx.Client, ns: str) -> None:
+    make_quota(api, ns, "compute", {"requests.cpu": "1", "limits.memory": "1Gi"})
+    bare = api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("bare"))
+    assert bare.status_code == 403
+    assert bare.json()["message"] == (
+        'pods "bare" is forbidden: failed quota: compute: must specify limits.memory for: app; requests.cpu for: app')
+    sized = {"requests": {"cpu": "600m"}, "limits": {"memory": "512Mi"}}
+    assert api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("one", sized)).status_code == 201
+    assert used(api, ns, "compute") == {"requests.cpu": "600m", "limits.memory": "512Mi"}
+    over = api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("two", sized))
+    assert over.status_code == 403
+    assert over.json()["message"] == (
+        'pods "two" is forbidden: exceeded quota: compute, requested: requests.cpu=600m, '
+        "used: requests.cpu=600m, limited: requests.cpu=1")
+    assert names(api, ns) == ["one"]
+
+
+def test_scopes_and_object_counts(api: httpx.Client, ns: str) -> None:
+    make_quota(api, ns, "best-effort", {"pods": "1"}, scopes=["BestEffort"])
+    make_quota(api, ns, "deployments", {"count/deployments.apps": "0"})
+    assert api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("free")).status_code == 201
+    assert api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("free2")).status_code == 403
+    sized = {"requests": {"cpu": "10m"}}  # not BestEffort: that quota does not count it
+    assert api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("sized", sized)).status_code == 201
+    assert used(api, ns, "best-effort") == {"pods": "1"}
+    deploy = {"metadata": {"name": "web"}, "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+        "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    r = api.post(f"/apis/apps/v1/namespaces/{ns}/deployments", json=deploy)
+    assert r.status_code == 403 and r.json()["message"] == (
+        'deployments.apps "web" is forbidden: exceeded quota: deployments, requested: count/deployments.apps=1, '
+        "used: count/deployments.apps=0, limited: count/deployments.apps=0")
+
+
+def test_kubectl_describe_quota(apiserver: APIServerProcess, api: httpx.Client, ns: str) -> None:
+    make_quota(api, ns, "q", {"pods": "3", "requests.cpu": "2"})
+    api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("a", {"requests": {"cpu": "250m"}}))
+    wait_for(lambda: used(api, ns, "q") == {"pods": "1", "requests.cpu": "250m"}, what="usage")
+    out = subprocess.run([kubectl_binary(), "-s", apiserver.url, "-n", ns, "describe", "quota", "q"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    lines = [line.split() for line in out.stdout.splitlines()]
+    assert ["pods", "1", "3"] in lines and ["requests.cpu", "250m", "2"] in lines
