@@ -3,7 +3,7 @@
 In Kubernetes, admission is where cluster policy lives — things no single object can know about:
 does the namespace exist? what service account should a pod run as? how long should a pod stay on
 an unreachable node? Each plugin here is one such rule, in its own file, run in the order of
-DESIGN §4: NamespaceLifecycle, ServiceAccount, (LimitRanger: later),
+DESIGN §4: NamespaceLifecycle, ServiceAccount, LimitRanger,
 DefaultTolerationSeconds. A plugin may mutate the object (`admit`) or refuse it (raise a Status
 error); the chain runs them all and stops at the first refusal.
 
@@ -64,6 +64,7 @@ class AdmissionChain:
 
 def default_chain(server: APIServer) -> AdmissionChain:
     from apiserver.admission.default_tolerations import DefaultTolerationSeconds
+    from apiserver.admission.limit_ranger import LimitRanger
     from apiserver.admission.namespace_lifecycle import NamespaceLifecycle
     from apiserver.admission.resource_quota import ResourceQuota
     from apiserver.admission.service_account import ServiceAccount
@@ -72,9 +73,10 @@ def default_chain(server: APIServer) -> AdmissionChain:
         [
             NamespaceLifecycle(server),
             ServiceAccount(server),
+            limit_ranger := LimitRanger(server),
             DefaultTolerationSeconds(
                 server.config.default_not_ready_toleration_seconds, server.config.default_unreachable_toleration_seconds
             ),
         ],
-        [ResourceQuota(server)],
+        [limit_ranger, ResourceQuota(server)],
     )

@@ -83,6 +83,7 @@ async def update_object(
         causes = validate_update(rt.key, new, old)
         if causes:
             raise errors.invalid(rt.kind, rt.group, name, causes)
+        await server.admission.validate(Attributes("UPDATE", rt, namespace, name, new, old, subresource, dry_run))
         if track_fields is not None:
             track_fields(old, new)  # managedFields: who changed what (api/managedfields.py)
         if rt.key == "services" and subresource is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from api.limitrange import item_defaults
 from apiserver.registry.defaults.core import (
     carry_over_service_allocations,
     default_endpoints,
@@ -56,7 +57,13 @@ __all__ = [
 
 Defaulter = Callable[[dict[str, Any]], None]
 
+def default_limit_range(obj: dict[str, Any]) -> None:
+    for item in (obj.get("spec") or {}).get("limits") or []:
+        item_defaults(item)
+
+
 DEFAULTERS: dict[str, Defaulter] = {
+    "limitranges": default_limit_range,
     "pods": default_pod,
     "services": default_service,
     "namespaces": default_namespace,
