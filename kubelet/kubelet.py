@@ -36,8 +36,8 @@ from client import (
 from client.reflector import Backoff
 from kubelet import ipam, server
 from kubelet.config import KubeletConfig
+from kubelet.cri import new_runtime
 from kubelet.heartbeat import Heartbeats
-from kubelet.logs import LogStore
 from kubelet.node import NodeState
 from kubelet.podworker import PodWorker
 
@@ -59,7 +59,8 @@ class Kubelet:
             burst=config.kube_api_burst * n,
             user_agent="mini-kubelet",
         )
-        self.logs = LogStore()
+        self.runtime = new_runtime(self)
+        self.logs = self.runtime.logs  # what /containerLogs serves
         self.nodes: dict[str, NodeState] = {}
         self.workers: dict[str, PodWorker] = {}
         self.heartbeats = Heartbeats(self)
@@ -80,6 +81,7 @@ class Kubelet:
         if self.config.port:
             self._http = server.serve(self, self._bind_host(), self.config.port)
         await self._register_nodes()
+        self._tasks.append(asyncio.create_task(self.runtime.run(), name="runtime"))
         count = len(self.nodes)
         for i, node in enumerate(self.nodes.values()):
             self._tasks.append(asyncio.create_task(self.heartbeats.run(node, i / count), name=f"beat:{node.name}"))
@@ -94,6 +96,7 @@ class Kubelet:
         for task in self._tasks + [w.task for w in self.workers.values() if w.task]:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.runtime.close()
         await self.factory.shutdown()
         # Write what events are queued, but never hang the exit on an API server that is gone.
         closing = asyncio.gather(*(n.recorder.aclose() for n in self.nodes.values()), return_exceptions=True)

@@ -19,10 +19,10 @@ import typer
 
 from api import cmdline
 from api.duration import parse_duration
-from kubelet.config import KubeletConfig, parse_labels, parse_taints
+from kubelet.config import RUNTIMES, KubeletConfig, parse_labels, parse_taints
 
 cli = typer.Typer(
-    add_completion=False, help="Registers nodes, heartbeats, and runs the pods bound to them (fake runtime)."
+    add_completion=False, help="Registers nodes, heartbeats, and runs the pods bound to them (simulated or real processes)."
 )
 
 Duration = Annotated[str, typer.Option(help="Seconds, or a Go duration such as 10s, 5m, 100ms.")]
@@ -68,9 +68,17 @@ def run(
     container_stop_delay: Annotated[
         str, typer.Option("--container-stop-delay", help="Simulated SIGTERM handling time (capped by grace).")
     ] = "0s",
+    runtime: Annotated[
+        str, typer.Option("--runtime", help="simulated (modelled containers) or process (real child processes).")
+    ] = "simulated",
+    root_dir: Annotated[
+        str, typer.Option("--root-dir", help="The process runtime's state: containers, logs, exit codes.")
+    ] = "/var/lib/mini-kubelet",
     verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity (0-4).")] = 0,
 ) -> None:
     try:
+        if runtime not in RUNTIMES:
+            raise ValueError(f"invalid --runtime {runtime!r}: must be one of {', '.join(RUNTIMES)}")
         config = KubeletConfig(
             master=cmdline.server_url(master),
             kubeconfig=kubeconfig,
@@ -96,6 +104,8 @@ def run(
             job_run_time=parse_duration(job_run_time),
             log_line_interval=parse_duration(log_line_interval),
             container_stop_delay=parse_duration(container_stop_delay),
+            runtime=runtime,
+            root_dir=root_dir,
             verbosity=verbosity,
         )
     except ValueError as exc:

@@ -31,7 +31,7 @@ from client import NORMAL, WARNING, ConnectionFailed
 from kubelet import podstatus
 from kubelet.config import go_duration
 from kubelet.containers import Container, rfc3339
-from kubelet.logs import Run
+from kubelet.cri import Exit, StartError
 from kubelet.runtime import is_job_pod, plan_for
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ MAX_STATUS_ATTEMPTS = 5
 class PodWorker:
     def __init__(self, kubelet: Kubelet, node: NodeState, pod: dict[str, Any]) -> None:
         self.kubelet = kubelet
+        self.runtime = kubelet.runtime
         self.node = node
         md = pod["metadata"]
         self.namespace, self.name, self.uid = md.get("namespace") or "default", md["name"], md.get("uid")
@@ -56,13 +57,13 @@ class PodWorker:
         cfg = kubelet.config
         self.inits = [
             Container(c["name"], c.get("image") or "", plan_for(c, finishes=True, job_run_time=cfg.job_run_time),
-                      is_init=True, reason="PodInitializing")
+                      is_init=True, reason="PodInitializing", spec=c)
             for c in spec.get("initContainers") or []
         ]  # fmt: skip
         main_reason = "PodInitializing" if self.inits else "ContainerCreating"
         self.mains = [
             Container(c["name"], c.get("image") or "", plan_for(c, finishes=job, job_run_time=cfg.job_run_time),
-                      reason=main_reason)
+                      reason=main_reason, spec=c)
             for c in spec.get("containers") or []
         ]  # fmt: skip
         all_specs = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
@@ -89,7 +90,7 @@ class PodWorker:
     def _adopt(self, pod: dict[str, Any]) -> None:
         """A pod some earlier kubelet process already ran: continue where it left off. Claiming
         its IP here (synchronously, in the informer handler) keeps it from being handed out to a
-        new pod first."""
+        new pod first. The runtime finds its own runs again (the process runtime: in --root-dir)."""
         status = pod.get("status") or {}
         self.start_time = status.get("startTime")
         ip = status.get("podIP")
@@ -100,10 +101,9 @@ class PodWorker:
         started = [c for c in [*self.inits, *self.mains] if by_name.get(c.name, {}).get("containerID")]
         for c in started:
             c.adopt(by_name[c.name])
-            c.run = self._new_run(c, c.started_at or time.time())
-            if c.state == "terminated" and c.run is not None:
-                c.run.finish(c.finished_at or time.time(), c.exit_code)
-        if started:
+        for c in [*self.inits, *self.mains]:
+            self.runtime.adopt(self, c)
+        if any(c.container_id for c in [*self.inits, *self.mains]):
             self.sandbox_ready_at = 0.0
         if status.get("phase") in ("Succeeded", "Failed"):
             self.terminal = True
@@ -137,7 +137,7 @@ class PodWorker:
     def cleanup(self) -> None:
         if self.pod_ip and not self.host_network:
             self.node.allocator.release(self.pod_ip)
-        self.kubelet.logs.forget_pod(self.namespace, self.name)
+        self.runtime.remove_pod(self)
 
     # ------------------------------------------------------------------ one pass
 
@@ -148,28 +148,28 @@ class PodWorker:
         if deleting:
             deadline = self._stop_all(pod, now)
         elif not self.terminal:
-            deadline = self._advance(pod, now)
+            deadline = await self._advance(pod, now)
         stopped = deleting and deadline is None
         await self._write_status(pod, final=stopped)
         if stopped:
             await self._delete(pod)
         return deadline
 
-    def _advance(self, pod: dict[str, Any], now: float) -> float | None:
+    async def _advance(self, pod: dict[str, Any], now: float) -> float | None:
         """Move the containers forward to `now`; returns when the next change is due."""
         if now < self.sandbox_ready_at:
             return self.sandbox_ready_at
         if self.pod_ip is None:
             self.pod_ip = self.node.ip if self.host_network else self.node.allocator.allocate()
         for c in self.inits:  # one at a time, in order; a running or failing one blocks the rest
-            due = self._advance_one(pod, c, now)
+            due = await self._advance_one(pod, c, now)
             if c.state == "terminated" and c.exit_code == 0:
                 continue
             return due
-        dues = [d for d in (self._advance_one(pod, c, now) for c in self.mains) if d is not None]
+        dues = [d for d in [await self._advance_one(pod, c, now) for c in self.mains] if d is not None]
         return min(dues) if dues else None
 
-    def _advance_one(self, pod: dict[str, Any], c: Container, now: float) -> float | None:
+    async def _advance_one(self, pod: dict[str, Any], c: Container, now: float) -> float | None:
         cfg = self.kubelet.config
         while True:
             if c.state == "waiting":
@@ -177,23 +177,22 @@ class PodWorker:
                     if now < c.backoff_until:
                         return c.backoff_until
                     c.backoff = min(c.backoff * 2, cfg.crashloop_backoff_max)
-                    self._start(pod, c, now, restart=True)
-                else:
-                    self._start(pod, c, now, restart=False)
+                    if not await self._start(pod, c, now, restart=c.container_id != ""):
+                        return c.backoff_until
+                elif not await self._start(pod, c, now, restart=False):
+                    return c.backoff_until
             elif c.state == "running":
-                if c.finish_at is None:
-                    return None
-                if now < c.finish_at:
-                    return c.finish_at
-                c.terminate(c.finish_at, c.plan.exit_code)
-                if c.run is not None:
-                    c.run.finish(c.finish_at or now, c.exit_code)
+                result = self.runtime.poll(self, c, now)
+                if not isinstance(result, Exit):
+                    return result
+                c.terminate(result.finished_at, result.exit_code, result.reason)
             else:  # terminated
                 if not podstatus.restarts(self.policy, c):
                     return None
                 if c.backoff == 0:  # the first restart happens at once
                     c.backoff = cfg.crashloop_backoff_base
-                    self._start(pod, c, now, restart=True)
+                    if not await self._start(pod, c, now, restart=True):
+                        return c.backoff_until
                     continue
                 until = (c.finished_at or now) + c.backoff
                 message = (f"back-off {go_duration(c.backoff)} restarting failed container={c.name} "
@@ -203,48 +202,71 @@ class PodWorker:
                             f"Back-off restarting failed container {c.name} in pod "
                             f"{self.name}_{self.namespace}({self.uid})")  # fmt: skip
 
-    def _start(self, pod: dict[str, Any], c: Container, now: float, *, restart: bool) -> None:
+    async def _start(self, pod: dict[str, Any], c: Container, now: float, *, restart: bool) -> bool:
+        """Start a run of `c`; False when the runtime could not (c waits, with a back-off)."""
         image = c.image
-        if restart:
-            c.restart_now(now)
-        else:
-            c.start(now)
-        if self.start_time is None:
-            self.start_time = rfc3339(now)
         pulled = image in self.node.images and self.pull_policy.get(c.name) != "Always"
         if pulled:
             self._event(pod, NORMAL, "Pulled", f'Container image "{image}" already present on machine')
         else:
             self._event(pod, NORMAL, "Pulling", f'Pulling image "{image}"')
+        try:
+            container_id = await self.runtime.start(self, pod, c, now)
+        except StartError as exc:
+            self._start_failed(pod, c, now, exc)
+            return False
+        if not pulled:
             self._event(pod, NORMAL, "Pulled", f'Successfully pulled image "{image}" in 0s (0s including waiting). '
                                                f"Image size: 0 bytes.")  # fmt: skip
             self.node.images.add(image)
+        if restart:
+            c.restart_now(now, container_id)
+        else:
+            c.start(now, container_id)
+        if self.start_time is None:
+            self.start_time = rfc3339(now)
         self._event(pod, NORMAL, "Created", f"Created container: {c.name}")
         self._event(pod, NORMAL, "Started", f"Started container {c.name}")
-        c.run = self._new_run(c, now)
+        return True
 
-    def _new_run(self, c: Container, started: float) -> Run:
-        run = Run(c.name, c.image, c.plan.description, started, self.kubelet.config.log_line_interval)
-        self.kubelet.logs.start((self.namespace, self.name, c.name), run)
-        return run
+    def _start_failed(self, pod: dict[str, Any], c: Container, now: float, exc: StartError) -> None:
+        """The container waits and is retried after the back-off, in Kubernetes' words:
+        ErrImagePull, then ImagePullBackOff while backing off; CreateContainerConfigError ..."""
+        c.backoff = c.backoff or self.kubelet.config.crashloop_backoff_base
+        c.backoff_until = now + c.backoff
+        if exc.reason == "ErrImagePull" and c.reason in ("ErrImagePull", "ImagePullBackOff"):
+            c.reason = "ImagePullBackOff"
+            c.message = f'Back-off pulling image "{c.image}": ErrImagePull: {exc.message}'
+            self._event(pod, NORMAL, "BackOff", f'Back-off pulling image "{c.image}"')
+            self._event(pod, WARNING, "Failed", "Error: ImagePullBackOff")
+            return
+        c.reason, c.message = exc.reason, exc.message
+        if exc.reason == "ErrImagePull":
+            self._event(pod, WARNING, "Failed", f'Failed to pull image "{c.image}": {exc.message}')
+            self._event(pod, WARNING, "Failed", "Error: ErrImagePull")
+        else:
+            self._event(pod, WARNING, "Failed", f"Error: {exc.message}")
 
     def _stop_all(self, pod: dict[str, Any], now: float) -> float | None:
-        """Graceful termination: SIGTERM every running container; ours obey after the stop delay."""
+        """Graceful termination: SIGTERM every running container, SIGKILL what outlives the grace."""
         running = [c for c in [*self.inits, *self.mains] if c.state == "running"]
         if not running:
             return None
-        if self.stop_at is None:
-            grace = pod["metadata"].get("deletionGracePeriodSeconds")
-            delay = self.kubelet.config.container_stop_delay
-            self.stop_at = now + (min(delay, float(grace)) if grace is not None else delay)
-            for c in running:
-                self._event(pod, NORMAL, "Killing", f"Stopping container {c.name}")
-        if now < self.stop_at:
-            return self.stop_at
+        grace = pod["metadata"].get("deletionGracePeriodSeconds")
+        grace_s = float(grace) if grace is not None else 30.0
+        dues: list[float] = []
         for c in running:
-            c.terminate(now, 0)
-            if c.run is not None:
-                c.run.finish(now, 0, "SIGTERM")
+            if not c.stopping:
+                c.stopping = True
+                self._event(pod, NORMAL, "Killing", f"Stopping container {c.name}")
+                self.runtime.stop(self, c, now, grace_s)
+            result = self.runtime.poll(self, c, now)
+            if isinstance(result, Exit):
+                c.terminate(result.finished_at, result.exit_code, result.reason)
+            elif result is not None:
+                dues.append(result)
+        if any(c.state == "running" for c in running):
+            return min(dues) if dues else now + 1.0
         return None
 
     # ------------------------------------------------------------------ talking to the API
