@@ -20,8 +20,6 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 RUNTIMES = ("simulated", "process")
 
 
-
-
 def go_duration(seconds: float) -> str:
     """Format like Go's time.Duration.String(): 10s, 1m20s, 5m0s, 200ms - what kubelet messages show."""
     if seconds <= 0:

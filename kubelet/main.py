@@ -22,7 +22,8 @@ from api.duration import parse_duration
 from kubelet.config import RUNTIMES, KubeletConfig, parse_labels, parse_taints
 
 cli = typer.Typer(
-    add_completion=False, help="Registers nodes, heartbeats, and runs the pods bound to them (simulated or real processes)."
+    add_completion=False,
+    help="Registers nodes, heartbeats, and runs the pods bound to them (simulated or real processes).",
 )
 
 Duration = Annotated[str, typer.Option(help="Seconds, or a Go duration such as 10s, 5m, 100ms.")]

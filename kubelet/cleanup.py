@@ -1,0 +1,47 @@
+"""`python -m kubelet.cleanup --root-dir DIR`: remove every container the process runtime made.
+
+The kubelet leaves its containers running when it stops (a restarted kubelet adopts them, as a
+real kubelet does). `mini-k8s down` wants the opposite - nothing of the cluster left - so it runs
+this after the kubelets have stopped: each run's process group and cgroup are killed, its cgroup
+and directory removed. Prints how many runs it removed.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from kubelet.process import remove_run
+
+
+def cleanup(root_dir: Path, timeout: float = 5.0) -> int:
+    containers = root_dir / "containers"
+    if not containers.is_dir():
+        return 0
+    pending = [d for d in containers.iterdir() if d.is_dir()]
+    removed = 0
+    deadline = time.monotonic() + timeout
+    while pending and time.monotonic() < deadline:
+        left = []
+        for directory in pending:
+            if remove_run(directory):
+                removed += 1
+            else:
+                left.append(directory)
+        pending = left
+        if pending:
+            time.sleep(0.05)
+    return removed
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[0] != "--root-dir":
+        print("usage: python -m kubelet.cleanup --root-dir DIR", file=sys.stderr)
+        return 2
+    print(f"removed {cleanup(Path(argv[1]))} container(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

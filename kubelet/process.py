@@ -1,0 +1,343 @@
+"""The process runtime: every container is a real child process (`mini-kubelet --runtime process`).
+
+Desired state: each container the pod workers start runs as a process with the image's command
+(images/catalog.py), its environment (env.py), the pod name as hostname, its memory limit; each
+container of a pod that is gone is gone too, with everything it created.
+Current state: one directory per container run under `--root-dir`/containers/<id>/:
+
+    meta.json    namespace, pod, pod uid, container name, start time   (written by the kubelet)
+    spec.json    argv, env, cwd, hostname, cgroup                      (read by the shim)
+    pid.json     the container's pid (its process group) and the shim's (written by the shim)
+    log          stdout/stderr in the CRI log format (written by the shim, read by proclogs.py)
+    exit.json    exitCode, finishedAt, reason (written by the shim when the container exits)
+    tmp/         the container's own /tmp
+
+plus a memory cgroup per run: /sys/fs/cgroup/memory/mini-k8s/<id> (cgroup v1) or
+/sys/fs/cgroup/mini-k8s/<id> (v2), with memory.limit_in_bytes / memory.max = the limit.
+What it does about the difference: start = write the directory, create the cgroup, spawn the shim
+(shim.py) in its own session; poll = look for exit.json; stop = SIGTERM to the container's
+process group, SIGKILL (to the group and the cgroup) once the grace period is over. A kubelet
+restart reads the directories back (adopt): a run without exit.json whose shim lives is running,
+with the start time it had. A sweeper removes the directories and cgroups of pods that are gone
+(after deletion, and orphans found after a restart); `python -m kubelet.cleanup` removes all of
+them (`mini-k8s down`).
+
+Not done (documented in docs/images.md): no network namespace (pods share the host's network; a
+pod's IP is bookkeeping), no root file system of the image (the host's programs run), no user
+namespaces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from api.quantity import parse_quantity
+from kubelet import env as envs
+from kubelet.cri import ContainerRuntime, Exit, StartError
+from kubelet.images import catalog
+from kubelet.proclogs import ProcessLogs
+
+if TYPE_CHECKING:
+    from kubelet.containers import Container
+    from kubelet.podworker import PodWorker
+
+log = logging.getLogger("kubelet.process")
+VERSION = "mini-process://0.1"
+ID_PREFIX = "mini-process://"
+POLL = 0.2  # how often a running container's exit is looked for (seconds)
+SWEEP = 1.0  # how often the directories of gone pods are removed
+CGROUP_NAME = "mini-k8s"
+
+
+def cgroup_parent() -> tuple[Path | None, int]:
+    """Where our memory cgroups go, and the cgroup version (0: no memory controller here)."""
+    root = Path("/sys/fs/cgroup")
+    v2 = root / "cgroup.controllers"
+    if v2.exists() and "memory" in v2.read_text().split():
+        return root / CGROUP_NAME, 2
+    if (root / "memory" / "memory.limit_in_bytes").exists():
+        return root / "memory" / CGROUP_NAME, 1
+    return None, 0
+
+
+@dataclass
+class Handle:
+    """One run, as the runtime knows it."""
+
+    directory: Path
+    shim: subprocess.Popen[bytes] | None = None  # None when adopted (not our child)
+    kill_at: float | None = None
+    term_sent: bool = False
+    killed: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def pid(self) -> int | None:
+        try:
+            return int(json.loads((self.directory / "pid.json").read_text())["pid"])
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def shim_alive(self) -> bool:
+        if self.shim is not None:
+            return self.shim.poll() is None
+        try:
+            shim = int(json.loads((self.directory / "pid.json").read_text())["shim"])
+        except (OSError, ValueError, KeyError):
+            return False
+        return Path(f"/proc/{shim}").exists()
+
+    def exit(self) -> dict[str, Any] | None:
+        try:
+            return dict(json.loads((self.directory / "exit.json").read_text()))
+        except (OSError, ValueError):
+            return None
+
+
+def signal_run(directory: Path, cgroup: str, sig: int) -> None:
+    """Send `sig` to the container's process group and, for SIGKILL, to all of its cgroup."""
+    try:
+        pid = int(json.loads((directory / "pid.json").read_text())["pid"])
+        os.killpg(pid, sig)
+    except (OSError, ValueError, KeyError):
+        pass
+    if cgroup and sig == signal.SIGKILL:
+        try:
+            for p in Path(cgroup, "cgroup.procs").read_text().split():
+                try:
+                    os.kill(int(p), sig)
+                except (ProcessLookupError, ValueError):
+                    pass
+        except OSError:
+            pass
+
+
+def remove_run(directory: Path) -> bool:
+    """Kill what is left of a run, remove its cgroup and directory; False if the cgroup is still busy."""
+    try:
+        meta = json.loads((directory / "meta.json").read_text())
+    except (OSError, ValueError):
+        meta = {}
+    cgroup = meta.get("cgroup") or ""
+    signal_run(directory, cgroup, signal.SIGKILL)
+    if cgroup and Path(cgroup).exists():
+        try:
+            os.rmdir(cgroup)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return False
+    shutil.rmtree(directory, ignore_errors=True)
+    return True
+
+
+class ProcessRuntime(ContainerRuntime):
+    name = "process"
+    version = VERSION
+
+    def __init__(self, kubelet: Any) -> None:
+        self.kubelet = kubelet
+        self.root = Path(kubelet.config.root_dir).absolute()
+        self.containers = self.root / "containers"
+        self.containers.mkdir(parents=True, exist_ok=True)
+        self.cgroups, self.cgroup_version = cgroup_parent()
+        if self.cgroups is not None:
+            self.cgroups.mkdir(exist_ok=True)
+            if self.cgroup_version == 2:
+                _enable_memory_controller(self.cgroups)
+        self.busybox = catalog.install_busybox(self.root / "images" / "busybox" / "bin")
+        self.logs = ProcessLogs(self)
+        self._doomed: set[Path] = set()
+
+    # ------------------------------------------------------------------ the directories
+
+    def runs(self) -> list[tuple[Path, dict[str, Any]]]:
+        out = []
+        for d in self.containers.iterdir():
+            try:
+                out.append((d, json.loads((d / "meta.json").read_text())))
+            except (OSError, ValueError):
+                continue
+        out.sort(key=lambda r: r[1].get("started", 0.0))
+        return out
+
+    def runs_of(self, uid: str, container: str) -> list[tuple[Path, dict[str, Any]]]:
+        return [r for r in self.runs() if r[1].get("uid") == uid and r[1].get("container") == container]
+
+    # ------------------------------------------------------------------ CRI
+
+    async def start(self, worker: PodWorker, pod: dict[str, Any], c: Container, now: float) -> str:
+        spec = c.spec
+        command = [str(x) for x in spec.get("command") or []]
+        args = [str(x) for x in spec.get("args") or []]
+        try:
+            resolved = catalog.resolve(c.image, command, args, self.busybox)
+        except catalog.ImageNotFound as exc:
+            raise StartError("ErrImagePull", str(exc)) from None
+        base = {"PATH": resolved.path, "HOSTNAME": worker.name, "HOME": "/root"}
+        node = worker.node
+        allocatable = {"cpu": self.kubelet.config.cpu, "memory": self.kubelet.config.memory}
+        environment = await envs.resolve(self.kubelet.client, pod, spec, base, pod_ip=worker.pod_ip or "",
+                                         host_ip=node.ip, allocatable=allocatable)  # fmt: skip
+        argv = [envs.expand(a, environment) for a in resolved.argv]
+        if not argv:
+            raise StartError("RunContainerError", "no command specified")
+        if "/" not in argv[0] and shutil.which(argv[0], path=environment.get("PATH", catalog.HOST_PATH)) is None:
+            raise StartError("RunContainerError", f'exec: "{argv[0]}": executable file not found in $PATH')
+        for old, _ in self.runs_of(worker.uid or "", c.name)[:-1]:
+            self._doomed.add(old)  # keep one finished run: the one `logs --previous` shows
+        self._sweep_doomed()
+        cid = secrets.token_hex(32)
+        directory = self.containers / cid
+        (directory / "tmp").mkdir(parents=True)
+        (directory / "tmp").chmod(0o1777)
+        cgroup = self._make_cgroup(cid, spec)
+        meta = {
+            "namespace": worker.namespace, "pod": worker.name, "uid": worker.uid, "container": c.name,
+            "image": c.image, "started": now, "cgroup": cgroup, "attempt": c.restart_count,
+        }  # fmt: skip
+        (directory / "meta.json").write_text(json.dumps(meta))
+        shim_spec = {
+            "argv": argv, "env": environment, "cwd": spec.get("workingDir") or "/", "hostname": worker.name,
+            "cgroup": cgroup, "namespaces": True, "tmp": str(directory / "tmp"),
+        }  # fmt: skip
+        (directory / "spec.json").write_text(json.dumps(shim_spec))
+        with open(directory / "shim.log", "ab") as shim_log:
+            shim = subprocess.Popen(
+                [sys.executable, "-m", "kubelet.shim", str(directory)],
+                stdin=subprocess.DEVNULL, stdout=shim_log, stderr=shim_log, start_new_session=True,
+                cwd="/", env={"PATH": catalog.HOST_PATH, "PYTHONPATH": _import_root()},
+            )  # fmt: skip
+        c.handle = Handle(directory, shim, meta=meta)
+        return ID_PREFIX + cid
+
+    def poll(self, worker: PodWorker, c: Container, now: float) -> Exit | float | None:
+        handle: Handle | None = c.handle
+        if handle is None:
+            return Exit(now, 128, "Error")  # nothing of it is left (e.g. removed while the kubelet was down)
+        done = handle.exit()
+        if done is not None:
+            if handle.shim is not None:
+                handle.shim.poll()  # reap it
+            return Exit(float(done.get("finishedAt") or now), int(done.get("exitCode") or 0), done.get("reason") or "")
+        if not handle.shim_alive():
+            done = handle.exit()  # it may have written exit.json just now
+            if done is None:
+                return Exit(now, 128, "Error")
+            return Exit(float(done.get("finishedAt") or now), int(done.get("exitCode") or 0), done.get("reason") or "")
+        cgroup = handle.meta.get("cgroup") or ""
+        if handle.kill_at is not None:
+            if not handle.term_sent and handle.pid() is not None:
+                signal_run(handle.directory, cgroup, signal.SIGTERM)
+                handle.term_sent = True
+            if now >= handle.kill_at and not handle.killed:
+                signal_run(handle.directory, cgroup, signal.SIGKILL)
+                handle.killed = True
+        return now + POLL
+
+    def stop(self, worker: PodWorker, c: Container, now: float, grace: float) -> None:
+        handle: Handle | None = c.handle
+        if handle is None or handle.kill_at is not None:
+            return
+        handle.kill_at = now + grace
+        if handle.pid() is not None:
+            signal_run(handle.directory, handle.meta.get("cgroup") or "", signal.SIGTERM)
+            handle.term_sent = True
+
+    def adopt(self, worker: PodWorker, c: Container) -> None:
+        """Find the newest run of this container (a previous kubelet started it) and take it on."""
+        runs = self.runs_of(worker.uid or "", c.name)
+        if not runs:
+            return
+        directory, meta = runs[-1]
+        handle = Handle(directory, None, meta=meta)
+        cid = ID_PREFIX + directory.name
+        c.handle = handle
+        done = handle.exit()
+        if c.container_id != cid:  # started, but the old kubelet never reported it
+            if c.state == "terminated":
+                c.last_terminated = c.terminated_state()
+            c.container_id = cid
+            c.restart_count = int(meta.get("attempt") or 0)
+        c.started_at = float(meta.get("started") or time.time())
+        c.reason, c.message, c.backoff_until = "", "", None
+        if done is None and handle.shim_alive():
+            c.state = "running"
+            c.finish_at = c.finished_at = None
+        else:
+            finished = float((done or {}).get("finishedAt") or time.time())
+            c.terminate(finished, int((done or {}).get("exitCode", 128)), (done or {}).get("reason") or "")
+
+    def remove_pod(self, worker: PodWorker) -> None:
+        for directory, meta in self.runs():
+            if meta.get("uid") == worker.uid:
+                self._doomed.add(directory)
+                signal_run(directory, meta.get("cgroup") or "", signal.SIGKILL)
+        self._sweep_doomed()
+
+    # ------------------------------------------------------------------ housekeeping
+
+    async def run(self) -> None:
+        """Remove what belongs to pods that are gone: after their deletion, and orphans a
+        previous kubelet left (once the pods informer has listed what is still ours)."""
+        while True:
+            await asyncio.sleep(SWEEP)
+            try:
+                if self.kubelet.pods.has_synced():
+                    live = {w.uid for w in self.kubelet.workers.values()}
+                    for directory, meta in self.runs():
+                        if meta.get("uid") not in live:
+                            self._doomed.add(directory)
+                self._sweep_doomed()
+            except Exception:  # keep sweeping whatever one directory does
+                log.exception("sweeping containers failed")
+
+    def _sweep_doomed(self) -> None:
+        for directory in list(self._doomed):
+            if remove_run(directory):
+                self._doomed.discard(directory)
+
+    def _make_cgroup(self, cid: str, spec: dict[str, Any]) -> str:
+        if self.cgroups is None:
+            return ""
+        path = self.cgroups / cid
+        path.mkdir()
+        limit = ((spec.get("resources") or {}).get("limits") or {}).get("memory")
+        if limit:
+            nbytes = str(parse_quantity(str(limit)).value())
+            if self.cgroup_version == 2:
+                (path / "memory.max").write_text(nbytes)
+                (path / "memory.swap.max").write_text("0") if (path / "memory.swap.max").exists() else None
+            else:
+                (path / "memory.limit_in_bytes").write_text(nbytes)
+                swap = path / "memory.memsw.limit_in_bytes"
+                if swap.exists():
+                    try:
+                        swap.write_text(nbytes)  # no swapping around the limit, as Kubernetes runs
+                    except OSError:
+                        pass
+        return str(path)
+
+
+def _enable_memory_controller(parent: Path) -> None:
+    for level in (parent.parent, parent):
+        try:
+            (level / "cgroup.subtree_control").write_text("+memory")
+        except OSError:
+            pass
+
+
+def _import_root() -> str:
+    """The directory our packages import from (so the shim finds kubelet.shim in any install)."""
+    return str(Path(__file__).resolve().parents[1])
