@@ -10,7 +10,8 @@ Current state: one directory per container run under `--root-dir`/containers/<id
     pid.json     the container's pid (its process group) and the shim's (written by the shim)
     log          stdout/stderr in the CRI log format (written by the shim, read by proclogs.py)
     exit.json    exitCode, finishedAt, reason (written by the shim when the container exits)
-    tmp/         the container's own /tmp
+    tmp/         the container's own /tmp (bind-mounted in its mount namespace; not when
+                 --root-dir is under /tmp, which that would hide)
 
 plus a memory cgroup per run: /sys/fs/cgroup/memory/mini-k8s/<id> (cgroup v1) or
 /sys/fs/cgroup/mini-k8s/<id> (v2), with memory.limit_in_bytes / memory.max = the limit.
@@ -210,7 +211,7 @@ class ProcessRuntime(ContainerRuntime):
         (directory / "meta.json").write_text(json.dumps(meta))
         shim_spec = {
             "argv": argv, "env": environment, "cwd": spec.get("workingDir") or "/", "hostname": worker.name,
-            "cgroup": cgroup, "namespaces": True, "tmp": str(directory / "tmp"),
+            "cgroup": cgroup, "namespaces": True, "tmp": self._private_tmp(directory),
         }  # fmt: skip
         (directory / "spec.json").write_text(json.dumps(shim_spec))
         with open(directory / "shim.log", "ab") as shim_log:
@@ -307,6 +308,13 @@ class ProcessRuntime(ContainerRuntime):
         for directory in list(self._doomed):
             if remove_run(directory):
                 self._doomed.discard(directory)
+
+    def _private_tmp(self, directory: Path) -> str:
+        """The container's own /tmp - unless --root-dir itself lives under /tmp: covering /tmp
+        would hide the busybox applets and the shim's files from the container."""
+        if self.root == Path("/tmp") or Path("/tmp") in self.root.parents:
+            return ""
+        return str(directory / "tmp")
 
     def _make_cgroup(self, cid: str, spec: dict[str, Any]) -> str:
         if self.cgroups is None:
