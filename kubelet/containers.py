@@ -59,6 +59,9 @@ class Container:
     stop_at: float | None = None  # the simulated runtime: when a stopping container has exited
     stopping: bool = False  # the kubelet sent SIGTERM (Killing) to this run
     probe_ready: bool | None = None  # the readiness probe's verdict (None: no readiness probe)
+    startup_ok: bool = True  # False while a startup probe has not succeeded yet
+    kill_reason: str = ""  # a liveness/startup probe failed: the Killing event's message
+    prober: Any = field(default=None, repr=False)  # prober.Prober of the current run
     spec: dict[str, Any] = field(default_factory=dict, repr=False)
     run: Run | None = field(default=None, repr=False)
     handle: Any = field(default=None, repr=False)  # what the runtime keeps per run
@@ -70,6 +73,7 @@ class Container:
         self.container_id = container_id or "fake://" + secrets.token_hex(32)
         self.started_at = now
         self.stop_at, self.stopping, self.term_reason = None, False, ""
+        self.probe_ready, self.startup_ok, self.kill_reason = None, True, ""
         self.finish_at = None if self.plan.seconds is None else now + self.plan.seconds
         self.finished_at = None
         self.backoff_until = None
@@ -99,7 +103,7 @@ class Container:
     def ready(self) -> bool:
         if self.state != "running":
             return False
-        return self.probe_ready is not False  # without a readiness probe, running means ready
+        return self.startup_ok and self.probe_ready is not False  # no readiness probe: running is ready
 
     def terminated_state(self) -> dict[str, Any]:
         return {
@@ -130,7 +134,7 @@ class Container:
             "restartCount": self.restart_count,
             "image": qualified_image(self.image) if self.container_id else self.image,
             "imageID": image_id(self.image) if self.container_id else "",
-            "started": self.state == "running",
+            "started": self.state == "running" and self.startup_ok,
         }
         if self.container_id:
             out["containerID"] = self.container_id

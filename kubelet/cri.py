@@ -22,7 +22,7 @@ and, per pod, `remove_pod(worker)` when the pod is gone for good. `logs` serves 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -88,6 +88,10 @@ class ContainerRuntime(ABC):
 
     @abstractmethod
     def adopt(self, worker: PodWorker, c: Container) -> None: ...
+
+    def probe_context(self, c: Container) -> tuple[Callable[[], int | None], dict[str, str]] | None:
+        """What probes of this run need (its pid, its environment); None: this runtime has no probes."""
+        return None
 
     def remove_pod(self, worker: PodWorker) -> None:  # noqa: B027 - optional
         """The pod is gone: remove whatever the runtime keeps for it."""

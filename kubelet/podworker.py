@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from api.errors import ConflictError, NotFoundError, StatusError
 from client import NORMAL, WARNING, ConnectionFailed
-from kubelet import podstatus
+from kubelet import podstatus, prober
 from kubelet.config import go_duration
 from kubelet.containers import Container, rfc3339
 from kubelet.cri import Exit, StartError
@@ -135,6 +135,9 @@ class PodWorker:
             self.kubelet.worker_done(self)
 
     def cleanup(self) -> None:
+        for c in [*self.inits, *self.mains]:
+            if c.prober is not None:
+                c.prober.cancel()
         if self.pod_ip and not self.host_network:
             self.node.allocator.release(self.pod_ip)
         self.runtime.remove_pod(self)
@@ -182,10 +185,11 @@ class PodWorker:
                 elif not await self._start(pod, c, now, restart=False):
                     return c.backoff_until
             elif c.state == "running":
+                self._probe(pod, c, now)
                 result = self.runtime.poll(self, c, now)
                 if not isinstance(result, Exit):
                     return result
-                c.terminate(result.finished_at, result.exit_code, result.reason)
+                self._exited(c, result)
             else:  # terminated
                 if not podstatus.restarts(self.policy, c):
                     return None
@@ -247,6 +251,32 @@ class PodWorker:
         else:
             self._event(pod, WARNING, "Failed", f"Error: {exc.message}")
 
+    def _probe(self, pod: dict[str, Any], c: Container, now: float) -> None:
+        """Probes of the running `c` (started on first sight, also for an adopted run); a failed
+        liveness or startup probe stops the run, and restartPolicy decides what comes next."""
+        if c.prober is None and not c.stopping and prober.has_probes(c.spec):
+            context = self.runtime.probe_context(c)
+            if context is not None:
+                pid, env = context
+                c.prober = prober.Prober(c, pid, env, lambda t, r, m: self._event(self._pod(pod), t, r, m), self.notify)
+        if c.kill_reason and not c.stopping:
+            c.stopping = True
+            self._event(pod, NORMAL, "Killing", c.kill_reason)
+            probe = next((c.spec.get(f) for f in ("startupProbe", "livenessProbe") if c.spec.get(f)), {}) or {}
+            grace = probe.get("terminationGracePeriodSeconds")
+            if grace is None:
+                grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+            self.runtime.stop(self, c, now, float(30 if grace is None else grace))
+
+    def _pod(self, fallback: dict[str, Any]) -> dict[str, Any]:
+        return self.kubelet.pods.get(self.key) or fallback
+
+    def _exited(self, c: Container, result: Exit) -> None:
+        if c.prober is not None:
+            c.prober.cancel()
+            c.prober = None
+        c.terminate(result.finished_at, result.exit_code, result.reason)
+
     def _stop_all(self, pod: dict[str, Any], now: float) -> float | None:
         """Graceful termination: SIGTERM every running container, SIGKILL what outlives the grace."""
         running = [c for c in [*self.inits, *self.mains] if c.state == "running"]
@@ -262,7 +292,7 @@ class PodWorker:
                 self.runtime.stop(self, c, now, grace_s)
             result = self.runtime.poll(self, c, now)
             if isinstance(result, Exit):
-                c.terminate(result.finished_at, result.exit_code, result.reason)
+                self._exited(c, result)
             elif result is not None:
                 dues.append(result)
         if any(c.state == "running" for c in running):

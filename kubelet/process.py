@@ -40,6 +40,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -279,6 +280,16 @@ class ProcessRuntime(ContainerRuntime):
         else:
             finished = float((done or {}).get("finishedAt") or time.time())
             c.terminate(finished, int((done or {}).get("exitCode", 128)), (done or {}).get("reason") or "")
+
+    def probe_context(self, c: Container) -> tuple[Callable[[], int | None], dict[str, str]] | None:
+        handle: Handle | None = c.handle
+        if handle is None:
+            return None
+        try:
+            env = dict(json.loads((handle.directory / "spec.json").read_text())["env"])
+        except (OSError, ValueError, KeyError):
+            env = {"PATH": catalog.HOST_PATH}
+        return handle.pid, env
 
     def remove_pod(self, worker: PodWorker) -> None:
         for directory, meta in self.runs():
