@@ -74,6 +74,7 @@ class Kubelet:
             self.node_objects = self.factory.informer_for("nodes")
         self._tasks: list[asyncio.Task[Any]] = []
         self._http: tuple[Any, asyncio.Task[None]] | None = None
+        self.stopping = False
 
     # ------------------------------------------------------------------ start and stop
 
@@ -93,6 +94,7 @@ class Kubelet:
         await stop.wait()
 
     async def shutdown(self) -> None:
+        self.stopping = True  # workers end without removing their pods' containers: a restart adopts them
         for task in self._tasks + [w.task for w in self.workers.values() if w.task]:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -185,6 +187,8 @@ class Kubelet:
             worker.notify()  # it finds the pod gone and ends itself
 
     def worker_done(self, worker: PodWorker) -> None:
+        if self.stopping:
+            return
         if self.workers.get(worker.key) is worker:
             del self.workers[worker.key]
             worker.cleanup()
