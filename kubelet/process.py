@@ -6,7 +6,7 @@ container of a pod that is gone is gone too, with everything it created.
 Current state: one directory per container run under `--root-dir`/containers/<id>/:
 
     meta.json    namespace, pod, pod uid, container name, start time   (written by the kubelet)
-    spec.json    argv, env, cwd, hostname, cgroup                      (read by the shim)
+    spec.marshal argv, env, cwd, hostname, cgroup                      (read by the shim)
     pid.json     the container's pid (its process group) and the shim's (written by the shim)
     log          stdout/stderr in the CRI log format (written by the shim, read by proclogs.py)
     exit.json    exitCode, finishedAt, reason (written by the shim when the container exits)
@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import marshal
 import os
 import secrets
 import shutil
@@ -214,10 +215,10 @@ class ProcessRuntime(ContainerRuntime):
             "argv": argv, "env": environment, "cwd": spec.get("workingDir") or "/", "hostname": worker.name,
             "cgroup": cgroup, "namespaces": True, "tmp": self._private_tmp(directory),
         }  # fmt: skip
-        (directory / "spec.json").write_text(json.dumps(shim_spec))
+        (directory / "spec.marshal").write_bytes(marshal.dumps(shim_spec))
         with open(directory / "shim.log", "ab") as shim_log:
             shim = subprocess.Popen(
-                [sys.executable, "-m", "kubelet.shim", str(directory)],
+                [sys.executable, "-S", "-m", "kubelet.shim", str(directory)],
                 stdin=subprocess.DEVNULL, stdout=shim_log, stderr=shim_log, start_new_session=True,
                 cwd="/", env={"PATH": catalog.HOST_PATH, "PYTHONPATH": _import_root()},
             )  # fmt: skip
@@ -286,8 +287,8 @@ class ProcessRuntime(ContainerRuntime):
         if handle is None:
             return None
         try:
-            env = dict(json.loads((handle.directory / "spec.json").read_text())["env"])
-        except (OSError, ValueError, KeyError):
+            env = dict(marshal.loads((handle.directory / "spec.marshal").read_bytes())["env"])
+        except (OSError, ValueError, EOFError, KeyError, TypeError):
             env = {"PATH": catalog.HOST_PATH}
         return handle.pid, env
 
