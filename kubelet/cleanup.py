@@ -3,7 +3,8 @@
 The kubelet leaves its containers running when it stops (a restarted kubelet adopts them, as a
 real kubelet does). `mini-k8s down` wants the opposite - nothing of the cluster left - so it runs
 this after the kubelets have stopped: each run's process group and cgroup are killed, its cgroup
-and directory removed. Prints how many runs it removed.
+and directory removed; then the pods' network namespaces and veths and the node's bridge.
+Prints how many runs it removed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from kubelet import netns
 from kubelet.process import remove_run
 
 
@@ -19,6 +21,14 @@ def cleanup(root_dir: Path, timeout: float = 5.0) -> int:
     containers = root_dir / "containers"
     if not containers.is_dir():
         return 0
+    removed = _remove_containers(containers, timeout)
+    for uid in netns.recorded(root_dir):
+        netns.remove(uid, root_dir)
+    netns.remove_bridge(root_dir)
+    return removed
+
+
+def _remove_containers(containers: Path, timeout: float) -> int:
     pending = [d for d in containers.iterdir() if d.is_dir()]
     removed = 0
     deadline = time.monotonic() + timeout

@@ -91,6 +91,7 @@ class KubeletConfig:
     container_stop_delay: float = 0.0
     runtime: str = "simulated"  # simulated | process (see kubelet/cri.py)
     root_dir: str = "/var/lib/mini-kubelet"  # the process runtime's state: containers, logs
+    pod_network: str = "bridge"  # process runtime: bridge (a netns per pod, netns.py) | host
     verbosity: int = 0
 
     def node_names(self) -> list[str]:

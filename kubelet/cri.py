@@ -89,8 +89,12 @@ class ContainerRuntime(ABC):
     @abstractmethod
     def adopt(self, worker: PodWorker, c: Container) -> None: ...
 
-    def probe_context(self, c: Container) -> tuple[Callable[[], int | None], dict[str, str]] | None:
-        """What probes of this run need (its pid, its environment); None: this runtime has no probes."""
+    async def ensure_sandbox(self, worker: PodWorker) -> None:  # noqa: B027 - optional
+        """The pod's sandbox (its network namespace) exists; called once the pod has its IP."""
+
+    def probe_context(self, c: Container) -> tuple[Callable[[], int | None], dict[str, str], str] | None:
+        """What probes of this run need (its pid, its environment, the host httpGet/tcpSocket
+        probes reach it on); None: this runtime has no probes."""
         return None
 
     def remove_pod(self, worker: PodWorker) -> None:  # noqa: B027 - optional

@@ -75,11 +75,17 @@ def run(
     root_dir: Annotated[
         str, typer.Option("--root-dir", help="The process runtime's state: containers, logs, exit codes.")
     ] = "/var/lib/mini-kubelet",
+    pod_network: Annotated[
+        str,
+        typer.Option("--pod-network", help="Process runtime: bridge (a network namespace per pod) or host."),
+    ] = "bridge",
     verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity (0-4).")] = 0,
 ) -> None:
     try:
         if runtime not in RUNTIMES:
             raise ValueError(f"invalid --runtime {runtime!r}: must be one of {', '.join(RUNTIMES)}")
+        if pod_network not in ("bridge", "host"):
+            raise ValueError(f"invalid --pod-network {pod_network!r}: must be bridge or host")
         config = KubeletConfig(
             master=cmdline.server_url(master),
             kubeconfig=kubeconfig,
@@ -107,6 +113,7 @@ def run(
             container_stop_delay=parse_duration(container_stop_delay),
             runtime=runtime,
             root_dir=root_dir,
+            pod_network=pod_network,
             verbosity=verbosity,
         )
     except ValueError as exc:

@@ -70,6 +70,8 @@ class PodWorker:
         self.pull_policy = {c["name"]: c.get("imagePullPolicy") or "IfNotPresent" for c in all_specs}
         self.sandbox_ready_at = time.time() + cfg.pod_startup_delay
         self.pod_ip: str | None = None
+        self.sandbox_done = False  # the runtime's ensure_sandbox succeeded (in this process)
+        self.netns = ""  # the pod's network namespace (process runtime, --pod-network bridge)
         self.start_time: str | None = None
         self.terminal = False  # Succeeded/Failed: nothing will run again
         self.deleted = False  # we sent the final DELETE
@@ -164,6 +166,14 @@ class PodWorker:
             return self.sandbox_ready_at
         if self.pod_ip is None:
             self.pod_ip = self.node.ip if self.host_network else self.node.allocator.allocate()
+        if not self.sandbox_done:
+            try:
+                await self.runtime.ensure_sandbox(self)
+            except Exception as exc:  # the kernel said no: report it and try again
+                log.warning("pod %s: creating its sandbox failed: %s", self.key, exc)
+                self._event(pod, WARNING, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {exc}")
+                return now + 2.0
+            self.sandbox_done = True
         for c in self.inits:  # one at a time, in order; a running or failing one blocks the rest
             due = await self._advance_one(pod, c, now)
             if c.state == "terminated" and c.exit_code == 0:
@@ -257,8 +267,9 @@ class PodWorker:
         if c.prober is None and not c.stopping and prober.has_probes(c.spec):
             context = self.runtime.probe_context(c)
             if context is not None:
-                pid, env = context
-                c.prober = prober.Prober(c, pid, env, lambda t, r, m: self._event(self._pod(pod), t, r, m), self.notify)
+                pid, env, host = context
+                c.prober = prober.Prober(c, pid, env, host, lambda t, r, m: self._event(self._pod(pod), t, r, m),
+                                         self.notify)  # fmt: skip
         if c.kill_reason and not c.stopping:
             c.stopping = True
             self._event(pod, NORMAL, "Killing", c.kill_reason)

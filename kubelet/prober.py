@@ -3,10 +3,10 @@
 One asyncio task per running container that has probes (process runtime). Every `periodSeconds`
 after `initialDelaySeconds` it runs the handler with `timeoutSeconds`:
 
-    exec       the command inside the container's namespaces (nsenter into its UTS and mount
-               namespaces, with the container's environment); exit 0 is success
-    httpGet    GET scheme://host:port/path (host: the probe's, else 127.0.0.1: pods share the
-               host's network in this runtime); 200-399 is success
+    exec       the command inside the container's namespaces (nsenter into its UTS, mount and
+               network namespaces, with the container's environment); exit 0 is success
+    httpGet    GET scheme://host:port/path (host: the probe's, else the pod IP, or 127.0.0.1
+               with --pod-network host); 200-399 is success
     tcpSocket  a TCP connect to host:port succeeds
     grpc       not supported: reported as a failure saying so
 
@@ -50,12 +50,14 @@ def _port(value: Any, spec: dict[str, Any]) -> int:
     raise ValueError(f"unknown port {value!r}")
 
 
-async def run_handler(probe: dict[str, Any], spec: dict[str, Any], pid: int | None, env: dict[str, str]) -> str | None:
+async def run_handler(
+    probe: dict[str, Any], spec: dict[str, Any], pid: int | None, env: dict[str, str], pod_host: str = "127.0.0.1"
+) -> str | None:
     """None on success, else the failure's text (what the Unhealthy event shows)."""
     timeout = float(probe.get("timeoutSeconds") or 1)
     if "exec" in probe:
         command = [str(x) for x in (probe["exec"] or {}).get("command") or []]
-        prefix = ["nsenter", "-t", str(pid), "-u", "-m", "--"] if pid else []
+        prefix = ["nsenter", "-t", str(pid), "-u", "-m", "-n", "--"] if pid else []
         try:
             proc = await asyncio.create_subprocess_exec(
                 *prefix, *command, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
@@ -76,7 +78,7 @@ async def run_handler(probe: dict[str, Any], spec: dict[str, Any], pid: int | No
     if "httpGet" in probe:
         h = probe["httpGet"] or {}
         scheme = (h.get("scheme") or "HTTP").lower()
-        host = h.get("host") or "127.0.0.1"
+        host = h.get("host") or pod_host
         path = h.get("path") or "/"
         url = f"{scheme}://{host}:{_port(h.get('port'), spec)}{path if path.startswith('/') else '/' + path}"
         headers = {x["name"]: x.get("value", "") for x in h.get("httpHeaders") or []}
@@ -93,7 +95,7 @@ async def run_handler(probe: dict[str, Any], spec: dict[str, Any], pid: int | No
         return f"HTTP probe failed with statuscode: {resp.status_code}"
     if "tcpSocket" in probe:
         t = probe["tcpSocket"] or {}
-        host = t.get("host") or "127.0.0.1"
+        host = t.get("host") or pod_host
         port = _port(t.get("port"), spec)
         try:
             _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
@@ -114,9 +116,10 @@ class Prober:
     """The probes of one run of `c`. `event(type, reason, message)` records an event;
     `changed()` wakes the pod worker (readiness flipped, or the run must be killed)."""
 
-    def __init__(self, c: Container, pid: Callable[[], int | None], env: dict[str, str],
+    def __init__(self, c: Container, pid: Callable[[], int | None], env: dict[str, str], host: str,
                  event: Callable[[str, str, str], None], changed: Callable[[], None]) -> None:  # fmt: skip
         self.c = c
+        self.host = host
         self.pid = pid
         self.env = env
         self.event = event
@@ -143,7 +146,7 @@ class Prober:
             for field in due:
                 probe = spec[field]
                 state[field]["next"] = now + float(probe.get("periodSeconds") or 10)
-                failure = await run_handler(probe, spec, self.pid(), self.env)
+                failure = await run_handler(probe, spec, self.pid(), self.env, self.host)
                 self._result(field, probe, state[field], failure)
                 if self.c.kill_reason:
                     return

@@ -23,9 +23,10 @@ with the start time it had. A sweeper removes the directories and cgroups of pod
 (after deletion, and orphans found after a restart); `python -m kubelet.cleanup` removes all of
 them (`mini-k8s down`).
 
-Not done (documented in docs/images.md): no network namespace (pods share the host's network; a
-pod's IP is bookkeeping), no root file system of the image (the host's programs run), no user
-namespaces.
+Pod networking (--pod-network bridge, the default): netns.py gives each pod a network namespace
+on the node's bridge before its first container starts; the shim puts every container of the pod
+into it. Not done (documented in docs/images.md): no root file system of the image (the host's
+programs run), no user namespaces.
 """
 
 from __future__ import annotations
@@ -42,12 +43,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from api.quantity import parse_quantity
 from kubelet import env as envs
+from kubelet import netns
 from kubelet.cri import ContainerRuntime, Exit, StartError
 from kubelet.images import catalog
 from kubelet.proclogs import ProcessLogs
@@ -162,6 +165,11 @@ class ProcessRuntime(ContainerRuntime):
         self.busybox = catalog.install_busybox(self.root / "images" / "busybox" / "bin")
         self.logs = ProcessLogs(self)
         self._doomed: set[Path] = set()
+        self._doomed_sandboxes: set[str] = set()  # pod uids whose network namespace goes
+        self.pod_hosts: dict[str, str] = {}  # pod uid -> the IP probes reach it on
+        # pyroute2's synchronous API runs its own event loop: it must not run in ours. One thread
+        # does all netlink work, in order.
+        self.netlink = ThreadPoolExecutor(1, thread_name_prefix="netlink")
 
     # ------------------------------------------------------------------ the directories
 
@@ -213,7 +221,7 @@ class ProcessRuntime(ContainerRuntime):
         (directory / "meta.json").write_text(json.dumps(meta))
         shim_spec = {
             "argv": argv, "env": environment, "cwd": spec.get("workingDir") or "/", "hostname": worker.name,
-            "cgroup": cgroup, "namespaces": True, "tmp": self._private_tmp(directory),
+            "cgroup": cgroup, "namespaces": True, "tmp": self._private_tmp(directory), "netns": worker.netns,
         }  # fmt: skip
         (directory / "spec.marshal").write_bytes(marshal.dumps(shim_spec))
         with open(directory / "shim.log", "ab") as shim_log:
@@ -282,7 +290,17 @@ class ProcessRuntime(ContainerRuntime):
             finished = float((done or {}).get("finishedAt") or time.time())
             c.terminate(finished, int((done or {}).get("exitCode", 128)), (done or {}).get("reason") or "")
 
-    def probe_context(self, c: Container) -> tuple[Callable[[], int | None], dict[str, str]] | None:
+    async def ensure_sandbox(self, worker: PodWorker) -> None:
+        if self.kubelet.config.pod_network != "bridge" or worker.host_network or not worker.pod_ip:
+            return
+        node, uid, ip = worker.node, worker.uid or "", worker.pod_ip
+        loop = asyncio.get_running_loop()
+        worker.netns = await loop.run_in_executor(
+            self.netlink, netns.ensure, node.name, node.pod_cidr, uid, ip, self.root
+        )
+        self.pod_hosts[uid] = ip
+
+    def probe_context(self, c: Container) -> tuple[Callable[[], int | None], dict[str, str], str] | None:
         handle: Handle | None = c.handle
         if handle is None:
             return None
@@ -290,13 +308,15 @@ class ProcessRuntime(ContainerRuntime):
             env = dict(marshal.loads((handle.directory / "spec.marshal").read_bytes())["env"])
         except (OSError, ValueError, EOFError, KeyError, TypeError):
             env = {"PATH": catalog.HOST_PATH}
-        return handle.pid, env
+        return handle.pid, env, self.pod_hosts.get(handle.meta.get("uid") or "", "127.0.0.1")
 
     def remove_pod(self, worker: PodWorker) -> None:
         for directory, meta in self.runs():
             if meta.get("uid") == worker.uid:
                 self._doomed.add(directory)
                 signal_run(directory, meta.get("cgroup") or "", signal.SIGKILL)
+        if worker.uid:
+            self._doomed_sandboxes.add(worker.uid)
         self._sweep_doomed()
 
     # ------------------------------------------------------------------ housekeeping
@@ -312,6 +332,7 @@ class ProcessRuntime(ContainerRuntime):
                     for directory, meta in self.runs():
                         if meta.get("uid") not in live:
                             self._doomed.add(directory)
+                    self._doomed_sandboxes.update(uid for uid in netns.recorded(self.root) if uid not in live)
                 self._sweep_doomed()
             except Exception:  # keep sweeping whatever one directory does
                 log.exception("sweeping containers failed")
@@ -320,6 +341,12 @@ class ProcessRuntime(ContainerRuntime):
         for directory in list(self._doomed):
             if remove_run(directory):
                 self._doomed.discard(directory)
+        for uid in list(self._doomed_sandboxes):
+            if any(meta.get("uid") == uid for _, meta in self.runs()):
+                continue  # its processes first
+            self.netlink.submit(self._remove_sandbox, uid)
+            self._doomed_sandboxes.discard(uid)
+            self.pod_hosts.pop(uid, None)
 
     def _private_tmp(self, directory: Path) -> str:
         """The container's own /tmp - unless --root-dir itself lives under /tmp: covering /tmp
@@ -327,6 +354,15 @@ class ProcessRuntime(ContainerRuntime):
         if self.root == Path("/tmp") or Path("/tmp") in self.root.parents:
             return ""
         return str(directory / "tmp")
+
+    def _remove_sandbox(self, uid: str) -> None:
+        try:
+            netns.remove(uid, self.root)
+        except Exception as exc:  # noqa: BLE001 - the sweeper tries again with the next orphan pass
+            log.warning("removing the sandbox of pod %s failed: %s", uid, exc)
+
+    def close(self) -> None:
+        self.netlink.shutdown(wait=True)
 
     def _make_cgroup(self, cid: str, spec: dict[str, Any]) -> str:
         if self.cgroups is None:

@@ -8,8 +8,8 @@ it starts the container and stays its parent, so it alone can `wait()` for it. I
 
   1. reads spec.marshal (argv, env, cwd, hostname, cgroup) from the container directory;
   2. starts the container process in a new session (its own process group: the kubelet signals
-     the whole group), inside the container's cgroup, in new UTS and mount namespaces (the
-     hostname is the pod name; /tmp is the container's own directory);
+     the whole group), inside the container's cgroup, in the pod's network namespace, in new UTS
+     and mount namespaces (the hostname is the pod name; /tmp is the container's own directory);
   3. copies its stdout and stderr into `log` in the CRI log format the kubelet reads back:
         2026-01-02T03:04:05.123456789Z stdout F hello
   4. when the container exits: kills what it left behind in its cgroup, writes exit.json
@@ -34,6 +34,7 @@ import time
 # spec, hand-written JSON for the answers, os.path instead of pathlib, ctypes only when needed.
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWNET = 0x40000000
 CLONE_NEWUTS = 0x04000000
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
@@ -57,6 +58,11 @@ def _isolate(spec: dict) -> None:  # type: ignore[type-arg]
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
+    if spec.get("netns"):
+        fd = os.open(spec["netns"], os.O_RDONLY)
+        if libc.setns(fd, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), f"setns {spec['netns']}")
+        os.close(fd)
     if libc.unshare(CLONE_NEWUTS | CLONE_NEWNS) == 0:
         name = spec["hostname"].encode()
         libc.sethostname(name, len(name))

@@ -12,7 +12,9 @@ import math
 import os
 import signal
 import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from kubelet.images.httpserver import Server
 
 
 def burn() -> float:
@@ -40,7 +42,7 @@ class Handler(BaseHTTPRequestHandler):
 
 def main() -> int:
     port = int(os.environ.get("PORT") or 80)
-    server = ThreadingHTTPServer(("0.0.0.0", port), Handler)
+    server = Server(("0.0.0.0", port), Handler)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"hpa-example: listening on port {port}", flush=True)
     try:

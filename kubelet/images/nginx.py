@@ -16,7 +16,9 @@ import signal
 import socket
 import sys
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from kubelet.images.httpserver import Server
 
 WELCOME = """<!DOCTYPE html>
 <html>
@@ -66,7 +68,7 @@ class Handler(BaseHTTPRequestHandler):
 
 def main() -> int:
     port = int(os.environ.get("NGINX_PORT") or 80)
-    server = ThreadingHTTPServer(("0.0.0.0", port), Handler)
+    server = Server(("0.0.0.0", port), Handler)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(SystemExit(0)))
     print(f"nginx: listening on port {port}", flush=True)
     try:

@@ -12,7 +12,9 @@ import os
 import signal
 import socket
 import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from kubelet.images.httpserver import Server
 
 
 def mysql_check(host: str, port: int) -> str:
@@ -52,7 +54,7 @@ class Handler(BaseHTTPRequestHandler):
 
 def main() -> int:
     port = int(os.environ.get("PORT") or 8080)
-    server = ThreadingHTTPServer(("0.0.0.0", port), Handler)
+    server = Server(("0.0.0.0", port), Handler)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"tomcat-app: listening on port {port}", flush=True)
     try:

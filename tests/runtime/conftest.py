@@ -7,6 +7,7 @@ The process runtime needs Linux and root (cgroups, namespaces); elsewhere these 
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 import uuid
@@ -68,7 +69,12 @@ class Cluster:
             pod = self.pod(name)
             return pod if check(pod) else None
 
-        return wait_for(probe, timeout=timeout, interval=0.1, what=what or f"pod {name}")
+        try:
+            return wait_for(probe, timeout=timeout, interval=0.1, what=what or f"pod {name}")
+        except AssertionError as exc:
+            pod = self.pod(name)
+            log = self.kubelet.log_tail(30)
+            raise AssertionError(f"{exc}\npod status: {pod.get('status')}\nkubelet log:\n{log}") from None
 
     def restart_kubelet(self) -> None:
         self.kubelet.kill()  # SIGKILL: a crash, not a clean stop
@@ -89,7 +95,7 @@ def cluster(
     manager = ComponentProcess("controller_manager", ["--master", apiserver.url, "--port", str(cm_port),
                                                       "--controllers", "job"], health_port=cm_port).start()  # fmt: skip
     args = ["--master", apiserver.url, "--node-name", node, "--port", str(kl_port), "--runtime", "process",
-            "--root-dir", str(root), *KUBELET_FAST]  # fmt: skip
+            "--root-dir", str(root), "--pod-cidr", random_pod_cidr(), *KUBELET_FAST]  # fmt: skip
     kubelet = ComponentProcess("kubelet", args, health_port=kl_port).start()
     c = Cluster(apiserver, api, node, root, kubelet, args, kubectl_path)
     wait_for(lambda: c.kubectl("get", "node", node).returncode == 0, what="node registered")
@@ -102,6 +108,12 @@ def cluster(
         manager.stop()
         subprocess.run([sys.executable, "-m", "kubelet.cleanup", "--root-dir", str(root)], check=False,
                        capture_output=True)  # fmt: skip
+
+
+def random_pod_cidr() -> str:
+    """A /24 of 10.200.0.0/13 nobody else on this machine is likely to use at the same moment
+    (each test cluster's node gets a bridge with that range on the host)."""
+    return f"10.{random.randint(200, 207)}.{random.randint(0, 255)}.0/24"
 
 
 def unique(prefix: str) -> str:

@@ -6,13 +6,14 @@ import httpx
 
 from tests.runtime.conftest import Cluster, state, unique
 from tests.runtime.test_process_runtime import apply, pod_doc
-from tests.support.component import free_port, wait_for
+from tests.support.component import wait_for
 
 
-def serve(cluster: Cluster, name: str, image: str, env: dict[str, str]) -> None:
-    container = {"image": image, "env": [{"name": k, "value": v} for k, v in env.items()]}
+def serve(cluster: Cluster, name: str, image: str, env: dict[str, str] | None = None) -> str:
+    """Run a pod of `image`; its IP (its own network namespace: every pod has port 80 to itself)."""
+    container = {"image": image, "env": [{"name": k, "value": v} for k, v in (env or {}).items()]}
     apply(cluster, pod_doc(name, container))
-    cluster.wait_pod(name, lambda p: state(p).get("ready"))
+    return str(cluster.wait_pod(name, lambda p: state(p).get("ready"))["status"]["podIP"])
 
 
 def get(url: str) -> httpx.Response | None:
@@ -23,22 +24,23 @@ def get(url: str) -> httpx.Response | None:
 
 
 def test_nginx_serves_its_welcome_page_with_the_pod_name(cluster: Cluster) -> None:
-    name, port = unique("nginx"), free_port()
-    serve(cluster, name, "nginx:1.25", {"NGINX_PORT": str(port)})
-    resp = wait_for(lambda: get(f"http://127.0.0.1:{port}/"), what="nginx answering")
-    assert resp.status_code == 200 and "Welcome to nginx!" in resp.text and f"<b>{name}</b>" in resp.text
+    names = [unique("nginx"), unique("nginx")]
+    ips = [serve(cluster, name, "nginx:1.25") for name in names]
+    assert ips[0] != ips[1]
+    for name, ip in zip(names, ips, strict=True):  # both on port 80, each on its own pod IP
+        resp = wait_for(lambda ip=ip: get(f"http://{ip}/"), what="nginx answering")
+        assert resp.status_code == 200 and "Welcome to nginx!" in resp.text and f"<b>{name}</b>" in resp.text
+    name = names[0]
     logs = cluster.kubectl("logs", name).stdout
     assert '"GET / HTTP/1.1" 200' in logs
 
 
 def test_tomcat_app_reaches_mysql_through_the_variables(cluster: Cluster) -> None:
     db, web = unique("mysql"), unique("myweb")
-    db_port, web_port = free_port(), free_port()
-    serve(cluster, db, "mysql:5.7", {"MYSQL_ROOT_PASSWORD": "123456", "MYSQL_TCP_PORT": str(db_port)})
-    serve(cluster, web, "kubeguide/tomcat-app:v1",
-          {"PORT": str(web_port), "MYSQL_SERVICE_HOST": "127.0.0.1", "MYSQL_SERVICE_PORT": str(db_port)})  # fmt: skip
-    resp = wait_for(lambda: get(f"http://127.0.0.1:{web_port}/"), what="tomcat-app answering")
-    assert f"MySQL reachable at 127.0.0.1:{db_port} (server version 5.7.44-mini)" in resp.text
+    db_ip = serve(cluster, db, "mysql:5.7", {"MYSQL_ROOT_PASSWORD": "123456"})
+    web_ip = serve(cluster, web, "kubeguide/tomcat-app:v1", {"MYSQL_SERVICE_HOST": db_ip, "MYSQL_SERVICE_PORT": "3306"})
+    resp = wait_for(lambda: get(f"http://{web_ip}:8080/"), what="tomcat-app answering")
+    assert f"MySQL reachable at {db_ip}:3306 (server version 5.7.44-mini)" in resp.text
     assert f"Served by pod {web}" in resp.text
 
 
@@ -51,7 +53,6 @@ def test_mysql_without_a_password_exits_as_the_image_does(cluster: Cluster) -> N
 
 
 def test_hpa_example_burns_cpu_and_answers_ok(cluster: Cluster) -> None:
-    name, port = unique("php-apache"), free_port()
-    serve(cluster, name, "registry.k8s.io/hpa-example", {"PORT": str(port)})
-    resp = wait_for(lambda: get(f"http://127.0.0.1:{port}/"), what="hpa-example answering")
+    ip = serve(cluster, unique("php-apache"), "registry.k8s.io/hpa-example")
+    resp = wait_for(lambda: get(f"http://{ip}/"), what="hpa-example answering")
     assert (resp.status_code, resp.text) == (200, "OK!")

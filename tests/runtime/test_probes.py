@@ -54,8 +54,8 @@ def test_a_startup_probe_gates_started_and_liveness(cluster: Cluster) -> None:
     name = unique("startup")
     port = free_port()
     container = {
-        "image": "python",
-        "command": ["sh", "-c", f"sleep 1; exec python3 -m http.server --bind 127.0.0.1 {port}"],
+        "image": "busybox",
+        "command": ["sh", "-c", f"sleep 1; exec httpd -f -p {port}"],
         "startupProbe": {"tcpSocket": {"port": port}, "periodSeconds": 1, "failureThreshold": 10},
         "livenessProbe": {"tcpSocket": {"port": port}, "periodSeconds": 1},
     }
@@ -65,4 +65,6 @@ def test_a_startup_probe_gates_started_and_liveness(cluster: Cluster) -> None:
         assert state(pod)["ready"] is False
     pod = cluster.wait_pod(name, lambda p: state(p).get("started") is True, timeout=20)
     assert state(pod)["ready"] is True and state(pod)["restartCount"] == 0
-    assert "Startup probe failed: dial tcp 127.0.0.1" in events_of(cluster, name)
+    assert f"Startup probe failed: dial tcp {pod['status']['podIP']}:{port}: connect: connection refused" in events_of(
+        cluster, name
+    )

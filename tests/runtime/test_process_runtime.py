@@ -56,7 +56,11 @@ def test_the_pi_job_prints_pi(cluster: Cluster) -> None:
         done = [p for p in pods["items"] if p["status"].get("phase") == "Succeeded"]
         return done[0]["metadata"]["name"] if done else None
 
-    name = wait_for(succeeded_pod, timeout=60, what="a Succeeded pi pod")
+    try:
+        name = wait_for(succeeded_pod, timeout=60, what="a Succeeded pi pod")
+    except AssertionError as exc:
+        pods = cluster.kubectl("get", "pods", "-o", "wide").stdout
+        raise AssertionError(f"{exc}\n{pods}\nkubelet log:\n{cluster.kubelet.log_tail(30)}") from None
     logs = cluster.kubectl("logs", name)
     assert logs.stdout.startswith("3.14159"), logs.stdout + logs.stderr
     assert len(logs.stdout.strip()) > 150  # bpi(200): two hundred digits
@@ -199,7 +203,7 @@ def test_kubelet_crash_and_restart_adopts_running_containers(cluster: Cluster) -
 def _ours(cluster: Cluster, cid: str) -> list[str]:
     """Every trace of one container run: its directory, its cgroup, processes naming it."""
     left = [str(p) for p in [cluster.root_dir / "containers" / cid, *(r / cid for r in CGROUP_ROOTS)] if p.exists()]
-    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    ps = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout
     left += [line for line in ps.splitlines() if cid in line]
     return left
 
@@ -209,8 +213,16 @@ def test_deleting_a_pod_leaves_no_process_cgroup_or_directory(cluster: Cluster) 
     doc = pod_doc(name, {"image": "busybox", "command": ["sh", "-c", "sleep 3600 & sleep 3600"],
                          "resources": {"limits": {"memory": "32Mi"}}}, terminationGracePeriodSeconds=2)  # fmt: skip
     apply(cluster, doc)
-    cid = state(cluster.wait_pod(name, lambda p: state(p).get("ready")))["containerID"].split("://", 1)[1]
-    assert _ours(cluster, cid)  # the listing does find them while the pod runs
+    pod = cluster.wait_pod(name, lambda p: state(p).get("ready"))
+    cid = state(pod)["containerID"].split("://", 1)[1]
+    uid = pod["metadata"]["uid"]
+    veth = json.loads((cluster.root_dir / "sandboxes" / f"{uid}.json").read_text())["veth"]
+    network = [Path(f"/var/run/netns/mk-{uid}"), Path(f"/sys/class/net/{veth}")]
+
+    def traces() -> list[str]:
+        return _ours(cluster, cid) + [str(p) for p in network if p.exists()]
+
+    assert len(traces()) >= 5  # directory, cgroup, shim, namespace, veth: the listing finds them
     out = cluster.kubectl("delete", "pod", name, "--wait=true", timeout=60)
     assert out.returncode == 0, out.stderr
-    wait_for(lambda: not _ours(cluster, cid), timeout=15, what="no trace of the container")
+    wait_for(lambda: not traces(), timeout=15, what="no trace of the pod")
