@@ -15,7 +15,9 @@ selector per node would mean N watches; instead ONE informer watches all pods an
 spec.nodeName, and the handlers ignore pods of nodes we do not host.
 
 A restart is harmless: the informer's first LIST hands us every pod already bound to our nodes;
-their workers adopt what the status says (containers "kept running", the pod keeps its IP).
+their workers adopt what the status says and what the runtime still has (the process runtime's
+containers really kept running under their shims; the pod keeps its IP). Stopping the kubelet
+leaves containers running, as in Kubernetes; `mini-k8s down` removes them.
 """
 
 from __future__ import annotations

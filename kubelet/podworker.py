@@ -2,12 +2,15 @@
 
 Desired state: the pod's spec (its containers, restartPolicy) and its metadata (a
 deletionTimestamp means "stop and go away"), read fresh from the informer cache at every pass.
-Current state: the fake containers this worker runs (containers.py), and the status the API shows.
+Current state: the containers this worker runs (containers.py) through the container runtime
+(cri.py: simulated, or real processes), and the status the API shows.
 The difference, each pass:
-  1. advance the containers to "now": start what should start (after --pod-startup-delay for the
-     sandbox, init containers one by one, then the app containers), end what the plan ends,
-     restart what restartPolicy restarts (with the CrashLoopBackOff back-off);
-  2. deletionTimestamp set: stop every running container (the Killing event), report them
+  1. advance the containers to "now": start what should start (after --pod-startup-delay and the
+     runtime's sandbox, init containers one by one, then the app containers), notice what the
+     runtime reports ended, stop what a liveness/startup probe failed (prober.py), restart what
+     restartPolicy restarts (with the CrashLoopBackOff back-off);
+  2. deletionTimestamp set: stop every running container (the Killing event: SIGTERM, SIGKILL
+     after the grace period), report them
      terminated, then DELETE the pod with gracePeriodSeconds=0 and a uid precondition, which is
      what removes it from the API;
   3. compute the PodStatus; if it differs from the API's, PUT it to pods/<name>/status (the

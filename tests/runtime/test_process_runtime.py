@@ -226,3 +226,13 @@ def test_deleting_a_pod_leaves_no_process_cgroup_or_directory(cluster: Cluster) 
     out = cluster.kubectl("delete", "pod", name, "--wait=true", timeout=60)
     assert out.returncode == 0, out.stderr
     wait_for(lambda: not traces(), timeout=15, what="no trace of the pod")
+
+
+def test_logs_follow_streams_until_the_container_exits(cluster: Cluster) -> None:
+    name = unique("follow")
+    script = "for i in 1 2 3; do echo line $i; sleep 0.3; done; echo oops >&2"
+    apply(cluster, pod_doc(name, {"image": "busybox", "command": ["sh", "-c", script]}, restartPolicy="Never"))
+    cluster.wait_pod(name, lambda p: state(p).get("containerID"))  # started (running, or done already)
+    out = cluster.kubectl("logs", "-f", name, timeout=30)
+    assert (out.returncode, out.stdout) == (0, "line 1\nline 2\nline 3\noops\n"), out.stderr
+    assert cluster.kubectl("logs", name, "--tail=1").stdout == "oops\n"
