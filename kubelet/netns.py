@@ -25,6 +25,7 @@ import hashlib
 import ipaddress
 import json
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ CLONE_NEWNET = 0x40000000
 MS_BIND = 4096
 MNT_DETACH = 2
 _libc = ctypes.CDLL(None, use_errno=True)
+_bridge_lock = threading.Lock()  # sandboxes are made on a few threads; the bridge only once
 
 
 def _check(result: int, what: str) -> None:
@@ -47,7 +49,7 @@ def _check(result: int, what: str) -> None:
 @contextlib.contextmanager
 def _inside(path: str) -> Iterator[None]:
     """Run the block with THIS thread in the network namespace at `path` (setns changes only the
-    calling thread's namespace; the kubelet does all netlink work on one dedicated thread).
+    calling thread's namespace; the kubelet does netlink work on threads of its own).
     pyroute2's own NetNS forks helper processes, which a kubelet with child processes of its own
     cannot afford."""
     host = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
@@ -115,7 +117,7 @@ def ensure_bridge(node: str, pod_cidr: str, root: Path) -> str:
     net = ipaddress.ip_network(pod_cidr, strict=False)
     gateway = str(net.network_address + 1)
     name = bridge_name(node)
-    with IPRoute() as ipr:
+    with _bridge_lock, IPRoute() as ipr:
         index = _link(ipr, name)
         if index is None:
             ipr.link("add", ifname=name, kind="bridge")

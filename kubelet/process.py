@@ -65,6 +65,7 @@ ID_PREFIX = "mini-process://"
 POLL = 0.2  # how often a running container's exit is looked for (seconds)
 SWEEP = 1.0  # how often the directories of gone pods are removed
 CGROUP_NAME = "mini-k8s"
+NETLINK_THREADS = 4
 
 
 def cgroup_parent() -> tuple[Path | None, int]:
@@ -167,9 +168,9 @@ class ProcessRuntime(ContainerRuntime):
         self._doomed: set[Path] = set()
         self._doomed_sandboxes: set[str] = set()  # pod uids whose network namespace goes
         self.pod_hosts: dict[str, str] = {}  # pod uid -> the IP probes reach it on
-        # pyroute2's synchronous API runs its own event loop: it must not run in ours. One thread
-        # does all netlink work, in order.
-        self.netlink = ThreadPoolExecutor(1, thread_name_prefix="netlink")
+        # pyroute2's synchronous API runs its own event loop: it must not run in ours. A few
+        # threads do the netlink work (each enters pod namespaces for itself: setns is per thread).
+        self.netlink = ThreadPoolExecutor(NETLINK_THREADS, thread_name_prefix="netlink")
 
     # ------------------------------------------------------------------ the directories
 
