@@ -1,6 +1,8 @@
 """A container's environment and its `$(VAR)` expansion, as the kubelet computes them.
 
-Order (later wins), as in Kubernetes: `envFrom` sources in the order listed (configMapRef and
+Order (later wins), as in Kubernetes: the Service variables (FOO_SERVICE_HOST ... for every
+Service of the namespace with a cluster IP, unless spec.enableServiceLinks is false, and the
+`kubernetes` Service's always), then `envFrom` sources in the order listed (configMapRef and
 secretRef, each with its optional `prefix`), then `env` in order. An `env` value may refer to
 variables defined before it as `$(NAME)`; `$$(NAME)` is a literal `$(NAME)`; a reference to
 something undefined stays as written. `valueFrom` reads
@@ -149,3 +151,49 @@ async def resolve(
                 env[name] = data[key]
                 break
     return env
+
+
+def _env_name(text: str) -> str:
+    return text.upper().replace("-", "_").replace(".", "_")
+
+
+def service_env(services: list[dict[str, Any]]) -> dict[str, str]:
+    """The Docker-links-style variables Kubernetes gives every container for each Service with
+    a cluster IP: FOO_SERVICE_HOST, FOO_SERVICE_PORT(_<name>), FOO_PORT, FOO_PORT_<p>_<PROTO>(...)."""
+    env: dict[str, str] = {}
+    for svc in services:
+        spec = svc.get("spec") or {}
+        ip, ports = spec.get("clusterIP"), spec.get("ports") or []
+        if not ip or ip == "None" or not ports:
+            continue
+        name = _env_name(svc["metadata"]["name"])
+        env[f"{name}_SERVICE_HOST"] = ip
+        env[f"{name}_SERVICE_PORT"] = str(ports[0]["port"])
+        env[f"{name}_PORT"] = f"{(ports[0].get('protocol') or 'TCP').lower()}://{ip}:{ports[0]['port']}"
+        for p in ports:
+            proto = p.get("protocol") or "TCP"
+            if p.get("name"):
+                env[f"{name}_SERVICE_PORT_{_env_name(p['name'])}"] = str(p["port"])
+            prefix = f"{name}_PORT_{p['port']}_{proto.upper()}"
+            env[prefix] = f"{proto.lower()}://{ip}:{p['port']}"
+            env[f"{prefix}_PROTO"] = proto.lower()
+            env[f"{prefix}_PORT"] = str(p["port"])
+            env[f"{prefix}_ADDR"] = ip
+    return env
+
+
+async def services_for(client: Any, pod: dict[str, Any]) -> list[dict[str, Any]]:
+    """The Services whose variables a container of `pod` gets: its namespace's (unless
+    spec.enableServiceLinks is false), and always the API server's own `kubernetes` Service."""
+    namespace = (pod.get("metadata") or {}).get("namespace") or "default"
+    out: list[dict[str, Any]] = []
+    if (pod.get("spec") or {}).get("enableServiceLinks", True):
+        out = list((await client.list("services", namespace)).get("items") or [])
+    if namespace != "default" or not out:
+        try:
+            master = await client.get("services", "kubernetes", "default")
+        except NotFoundError:
+            master = None
+        if master is not None:
+            out = [s for s in out if s["metadata"]["name"] != "kubernetes"] + [master]
+    return out

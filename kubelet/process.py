@@ -198,6 +198,7 @@ class ProcessRuntime(ContainerRuntime):
         except catalog.ImageNotFound as exc:
             raise StartError("ErrImagePull", str(exc)) from None
         base = {"PATH": resolved.path, "HOSTNAME": worker.name, "HOME": "/root"}
+        base.update(envs.service_env(await envs.services_for(self.kubelet.client, pod)))
         node = worker.node
         allocatable = {"cpu": self.kubelet.config.cpu, "memory": self.kubelet.config.memory}
         environment = await envs.resolve(self.kubelet.client, pod, spec, base, pod_ip=worker.pod_ip or "",

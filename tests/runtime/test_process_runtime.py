@@ -236,3 +236,17 @@ def test_logs_follow_streams_until_the_container_exits(cluster: Cluster) -> None
     out = cluster.kubectl("logs", "-f", name, timeout=30)
     assert (out.returncode, out.stdout) == (0, "line 1\nline 2\nline 3\noops\n"), out.stderr
     assert cluster.kubectl("logs", name, "--tail=1").stdout == "oops\n"
+
+
+def test_containers_get_the_service_variables(cluster: Cluster) -> None:
+    svc = unique("myweb")
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": svc},
+               "spec": {"selector": {"app": svc}, "ports": [{"name": "http", "port": 8080}]}}  # fmt: skip
+    apply(cluster, service)
+    ip = cluster.api.get(f"/api/v1/namespaces/default/services/{svc}").json()["spec"]["clusterIP"]
+    var = svc.upper().replace("-", "_")
+    name = unique("svcenv")
+    script = f'echo "${var}_SERVICE_HOST:${var}_SERVICE_PORT ${var}_PORT ${var}_SERVICE_PORT_HTTP"'
+    apply(cluster, pod_doc(name, {"image": "busybox", "command": ["sh", "-c", script]}, restartPolicy="Never"))
+    cluster.wait_pod(name, lambda p: p["status"].get("phase") == "Succeeded")
+    assert cluster.kubectl("logs", name).stdout == f"{ip}:8080 tcp://{ip}:8080 8080\n"
