@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import faulthandler
+import os
 import signal
 import socket
+import sys
 from typing import Annotated
 
 import typer
@@ -86,6 +88,11 @@ def run(
             raise ValueError(f"invalid --runtime {runtime!r}: must be one of {', '.join(RUNTIMES)}")
         if pod_network not in ("bridge", "host"):
             raise ValueError(f"invalid --pod-network {pod_network!r}: must be bridge or host")
+        if runtime == "process" and (sys.platform != "linux" or os.geteuid() != 0):
+            raise ValueError(
+                "--runtime process needs Linux and root (cgroups, namespaces): run it with sudo, "
+                "or use --runtime simulated"
+            )
         config = KubeletConfig(
             master=cmdline.server_url(master),
             kubeconfig=kubeconfig,
