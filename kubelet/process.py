@@ -331,6 +331,7 @@ class ProcessRuntime(ContainerRuntime):
             try:
                 if self.kubelet.pods.has_synced():
                     live = {w.uid for w in self.kubelet.workers.values()}
+                    live |= {(p.get("metadata") or {}).get("uid") for p in self.kubelet.pods.list()}
                     for directory, meta in self.runs():
                         if meta.get("uid") not in live:
                             self._doomed.add(directory)
