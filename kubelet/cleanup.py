@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from kubelet import netns
-from kubelet.process import remove_run
+from kubelet.runs import remove_run
 
 
 def cleanup(root_dir: Path, timeout: float = 5.0) -> int:

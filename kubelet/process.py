@@ -15,7 +15,8 @@ Current state: one directory per container run under `--root-dir`/containers/<id
 
 plus a memory cgroup per run: /sys/fs/cgroup/memory/mini-k8s/<id> (cgroup v1) or
 /sys/fs/cgroup/mini-k8s/<id> (v2), with memory.limit_in_bytes / memory.max = the limit.
-What it does about the difference: start = write the directory, create the cgroup, spawn the shim
+What it does about the difference (the operations on one run are in runs.py): start = write the
+directory, create the cgroup, spawn the shim
 (shim.py) in its own session; poll = look for exit.json; stop = SIGTERM to the container's
 process group, SIGKILL (to the group and the cgroup) once the grace period is over. A kubelet
 restart reads the directories back (adopt): a run without exit.json whose shim lives is running,
@@ -35,7 +36,6 @@ import asyncio
 import json
 import logging
 import marshal
-import os
 import secrets
 import shutil
 import signal
@@ -44,7 +44,6 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +53,7 @@ from kubelet import netns
 from kubelet.cri import ContainerRuntime, Exit, StartError
 from kubelet.images import catalog
 from kubelet.proclogs import ProcessLogs
+from kubelet.runs import Handle, cgroup_parent, enable_memory_controller, remove_run, signal_run
 
 if TYPE_CHECKING:
     from kubelet.containers import Container
@@ -64,89 +64,7 @@ VERSION = "mini-process://0.1"
 ID_PREFIX = "mini-process://"
 POLL = 0.2  # how often a running container's exit is looked for (seconds)
 SWEEP = 1.0  # how often the directories of gone pods are removed
-CGROUP_NAME = "mini-k8s"
 NETLINK_THREADS = 4
-
-
-def cgroup_parent() -> tuple[Path | None, int]:
-    """Where our memory cgroups go, and the cgroup version (0: no memory controller here)."""
-    root = Path("/sys/fs/cgroup")
-    v2 = root / "cgroup.controllers"
-    if v2.exists() and "memory" in v2.read_text().split():
-        return root / CGROUP_NAME, 2
-    if (root / "memory" / "memory.limit_in_bytes").exists():
-        return root / "memory" / CGROUP_NAME, 1
-    return None, 0
-
-
-@dataclass
-class Handle:
-    """One run, as the runtime knows it."""
-
-    directory: Path
-    shim: subprocess.Popen[bytes] | None = None  # None when adopted (not our child)
-    kill_at: float | None = None
-    term_sent: bool = False
-    killed: bool = False
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def pid(self) -> int | None:
-        try:
-            return int(json.loads((self.directory / "pid.json").read_text())["pid"])
-        except (OSError, ValueError, KeyError):
-            return None
-
-    def shim_alive(self) -> bool:
-        if self.shim is not None:
-            return self.shim.poll() is None
-        try:
-            shim = int(json.loads((self.directory / "pid.json").read_text())["shim"])
-        except (OSError, ValueError, KeyError):
-            return False
-        return Path(f"/proc/{shim}").exists()
-
-    def exit(self) -> dict[str, Any] | None:
-        try:
-            return dict(json.loads((self.directory / "exit.json").read_text()))
-        except (OSError, ValueError):
-            return None
-
-
-def signal_run(directory: Path, cgroup: str, sig: int) -> None:
-    """Send `sig` to the container's process group and, for SIGKILL, to all of its cgroup."""
-    try:
-        pid = int(json.loads((directory / "pid.json").read_text())["pid"])
-        os.killpg(pid, sig)
-    except (OSError, ValueError, KeyError):
-        pass
-    if cgroup and sig == signal.SIGKILL:
-        try:
-            for p in Path(cgroup, "cgroup.procs").read_text().split():
-                try:
-                    os.kill(int(p), sig)
-                except (ProcessLookupError, ValueError):
-                    pass
-        except OSError:
-            pass
-
-
-def remove_run(directory: Path) -> bool:
-    """Kill what is left of a run, remove its cgroup and directory; False if the cgroup is still busy."""
-    try:
-        meta = json.loads((directory / "meta.json").read_text())
-    except (OSError, ValueError):
-        meta = {}
-    cgroup = meta.get("cgroup") or ""
-    signal_run(directory, cgroup, signal.SIGKILL)
-    if cgroup and Path(cgroup).exists():
-        try:
-            os.rmdir(cgroup)
-        except FileNotFoundError:
-            pass
-        except OSError:
-            return False
-    shutil.rmtree(directory, ignore_errors=True)
-    return True
 
 
 class ProcessRuntime(ContainerRuntime):
@@ -162,7 +80,7 @@ class ProcessRuntime(ContainerRuntime):
         if self.cgroups is not None:
             self.cgroups.mkdir(exist_ok=True)
             if self.cgroup_version == 2:
-                _enable_memory_controller(self.cgroups)
+                enable_memory_controller(self.cgroups)
         self.busybox = catalog.install_busybox(self.root / "images" / "busybox" / "bin")
         self.logs = ProcessLogs(self)
         self._doomed: set[Path] = set()
@@ -387,14 +305,6 @@ class ProcessRuntime(ContainerRuntime):
                     except OSError:
                         pass
         return str(path)
-
-
-def _enable_memory_controller(parent: Path) -> None:
-    for level in (parent.parent, parent):
-        try:
-            (level / "cgroup.subtree_control").write_text("+memory")
-        except OSError:
-            pass
 
 
 def _import_root() -> str:
