@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from kubelet import netns
-from kubelet.runs import remove_run
+from kubelet.runs import cgroup_parent, remove_run
 
 
 def cleanup(root_dir: Path, timeout: float = 5.0) -> int:
@@ -25,6 +25,12 @@ def cleanup(root_dir: Path, timeout: float = 5.0) -> int:
     for uid in netns.recorded(root_dir):
         netns.remove(uid, root_dir)
     netns.remove_bridge(root_dir)
+    parent, _ = cgroup_parent()
+    if parent is not None:
+        try:
+            parent.rmdir()  # the shared mini-k8s cgroup, once no kubelet on this machine uses it
+        except OSError:
+            pass
     return removed
 
 
