@@ -289,7 +289,7 @@ class ProcessRuntime(ContainerRuntime):
         if self.cgroups is None:
             return ""
         path = self.cgroups / cid
-        path.mkdir()
+        path.mkdir(parents=True)  # the parent too: `mini-k8s down` elsewhere may have removed it
         limit = ((spec.get("resources") or {}).get("limits") or {}).get("memory")
         if limit:
             nbytes = str(parse_quantity(str(limit)).value())
