@@ -22,7 +22,7 @@ import typer
 from cluster.classroom import CLASSROOM, apiserver_args_with_preset
 from cluster.plan import ClusterOptions
 from cluster.ports import kubelet_ports, port_free
-from cluster.processes import stop_all
+from cluster.processes import remove_containers, stop_all
 from cluster.state import RunState
 
 app = typer.Typer(
@@ -66,6 +66,9 @@ def up(
     cpu: Annotated[str | None, typer.Option("--cpu", help="Each node's cpu capacity.")] = None,
     memory: Annotated[str | None, typer.Option("--memory", help="Each node's memory capacity.")] = None,
     max_pods: Annotated[int | None, typer.Option("--max-pods")] = None,
+    runtime: Annotated[
+        str, typer.Option("--runtime", help="The kubelets' runtime: simulated, or process (real containers; root).")
+    ] = "simulated",
     not_ready_toleration: Annotated[
         int | None, typer.Option("--default-not-ready-toleration-seconds")
     ] = None,
@@ -108,6 +111,8 @@ def up(
         if unreachable_toleration is None:
             unreachable_toleration = p.default_unreachable_toleration_seconds
         apiserver_arg = apiserver_args_with_preset(apiserver_arg or [], p)
+    if runtime not in ("simulated", "process"):
+        _fail(f"invalid --runtime {runtime!r}: must be simulated or process")
     path = data_dir_path(data_dir)
     _refuse_if_running(path)
     wanted = [
@@ -136,6 +141,7 @@ def up(
         cpu=cpu,
         memory=memory,
         max_pods=max_pods,
+        runtime=runtime,
         default_not_ready_toleration_seconds=not_ready_toleration,
         default_unreachable_toleration_seconds=unreachable_toleration,
         verbosity=verbosity,
@@ -162,6 +168,7 @@ def down(
         typer.echo(f"nothing is running from {path}")
         return
     stop_all(state.running(), timeout=stop_timeout, report=typer.echo)
+    remove_containers(path, report=typer.echo)
     state.clear()
     typer.echo(f"mini-k8s stopped (data kept in {path})")
 

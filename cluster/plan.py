@@ -75,6 +75,7 @@ class ClusterOptions:
     cpu: str | None = None
     memory: str | None = None
     max_pods: int | None = None
+    runtime: str = "simulated"  # the kubelets' --runtime (process: real containers, needs root)
     # API server
     default_not_ready_toleration_seconds: int | None = None
     default_unreachable_toleration_seconds: int | None = None
@@ -90,6 +91,11 @@ class ClusterOptions:
         """The URL clients use (loopback even when the API server binds 0.0.0.0)."""
         host = "127.0.0.1" if self.bind_address in ("0.0.0.0", "::", "") else self.bind_address
         return f"http://{host}:{self.port}"
+
+
+def kubelet_root_dir(data_dir: Path, node: str) -> Path:
+    """Where a process-runtime kubelet keeps its containers (`mini-k8s down` empties it)."""
+    return data_dir / "kubelet" / node
 
 
 def node_names(count: int) -> list[str]:
@@ -173,6 +179,8 @@ def plan(opts: ClusterOptions) -> list[Component]:
         kl_args += _optional("--cpu", opts.cpu)
         kl_args += _optional("--memory", opts.memory)
         kl_args += _optional("--max-pods", opts.max_pods)
+        if opts.runtime != "simulated":
+            kl_args += ["--runtime", opts.runtime, "--root-dir", str(kubelet_root_dir(opts.data_dir, node))]
         components.append(
             Component(
                 f"kubelet-{node}",

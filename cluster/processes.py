@@ -165,3 +165,18 @@ def log_tail(path: Path, lines: int = 25) -> str:
     except OSError:
         return "(no log)"
     return "\n".join(text.splitlines()[-lines:])
+
+
+def remove_containers(data_dir: Path, report: Callable[[str], None] | None = None) -> None:
+    """After the kubelets stopped: remove the containers of process-runtime kubelets (their
+    processes, cgroups and directories under <data-dir>/kubelet/<node>), as deleting a kind
+    cluster removes its node containers. The kubelet's own cleanup does it, in a process of its
+    own (components never import each other)."""
+    base = data_dir / "kubelet"
+    if not base.is_dir():
+        return
+    for root in sorted(p for p in base.iterdir() if (p / "containers").is_dir()):
+        cmd = [sys.executable, "-m", "kubelet.cleanup", "--root-dir", str(root)]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if report:
+            report(f"{root.name}: {(done.stdout or done.stderr).strip()}")

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-
-
+RUNTIMES = ("simulated", "process")
 
 
 def go_duration(seconds: float) -> str:
@@ -90,6 +89,9 @@ class KubeletConfig:
     job_run_time: float = 2.0
     log_line_interval: float = 10.0
     container_stop_delay: float = 0.0
+    runtime: str = "simulated"  # simulated | process (see kubelet/cri.py)
+    root_dir: str = "/var/lib/mini-kubelet"  # the process runtime's state: containers, logs
+    pod_network: str = "bridge"  # process runtime: bridge (a netns per pod, netns.py) | host
     verbosity: int = 0
 
     def node_names(self) -> list[str]:

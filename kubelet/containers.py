@@ -55,21 +55,33 @@ class Container:
     last_terminated: dict[str, Any] | None = None
     backoff: float = 0.0  # the current back-off step (0: no restart has happened yet)
     backoff_until: float | None = None
+    term_reason: str = ""  # the terminated reason when not Completed/Error (OOMKilled)
+    stop_at: float | None = None  # the simulated runtime: when a stopping container has exited
+    stopping: bool = False  # the kubelet sent SIGTERM (Killing) to this run
+    probe_ready: bool | None = None  # the readiness probe's verdict (None: no readiness probe)
+    startup_ok: bool = True  # False while a startup probe has not succeeded yet
+    kill_reason: str = ""  # a liveness/startup probe failed: the Killing event's message
+    prober: Any = field(default=None, repr=False)  # prober.Prober of the current run
+    spec: dict[str, Any] = field(default_factory=dict, repr=False)
     run: Run | None = field(default=None, repr=False)
+    handle: Any = field(default=None, repr=False)  # what the runtime keeps per run
 
     # ------------------------------------------------------------------ transitions
 
-    def start(self, now: float) -> None:
+    def start(self, now: float, container_id: str = "") -> None:
         self.state, self.reason, self.message = "running", "", ""
-        self.container_id = "fake://" + secrets.token_hex(32)
+        self.container_id = container_id or "fake://" + secrets.token_hex(32)
         self.started_at = now
+        self.stop_at, self.stopping, self.term_reason = None, False, ""
+        self.probe_ready, self.startup_ok, self.kill_reason = None, True, ""
         self.finish_at = None if self.plan.seconds is None else now + self.plan.seconds
         self.finished_at = None
         self.backoff_until = None
 
-    def terminate(self, at: float, exit_code: int) -> None:
+    def terminate(self, at: float, exit_code: int, reason: str = "") -> None:
         self.state = "terminated"
         self.exit_code = exit_code
+        self.term_reason = reason if reason not in ("Completed", "Error") else ""
         self.finished_at = at
         self.finish_at = None
 
@@ -79,23 +91,25 @@ class Container:
         self.state, self.reason, self.message = "waiting", "CrashLoopBackOff", message
         self.backoff_until = until
 
-    def restart_now(self, now: float) -> None:
+    def restart_now(self, now: float, container_id: str = "") -> None:
         if self.state == "terminated":
             self.last_terminated = self.terminated_state()
         self.restart_count += 1
-        self.start(now)
+        self.start(now, container_id)
 
     # ------------------------------------------------------------------ reporting
 
     @property
     def ready(self) -> bool:
-        return self.state == "running"  # no readiness probes are simulated: running means ready
+        if self.state != "running":
+            return False
+        return self.startup_ok and self.probe_ready is not False  # no readiness probe: running is ready
 
     def terminated_state(self) -> dict[str, Any]:
         return {
             "terminated": {
                 "exitCode": self.exit_code,
-                "reason": "Completed" if self.exit_code == 0 else "Error",
+                "reason": self.term_reason or ("Completed" if self.exit_code == 0 else "Error"),
                 "startedAt": rfc3339(self.started_at or 0),
                 "finishedAt": rfc3339(self.finished_at or 0),
                 "containerID": self.container_id,
@@ -120,7 +134,7 @@ class Container:
             "restartCount": self.restart_count,
             "image": qualified_image(self.image) if self.container_id else self.image,
             "imageID": image_id(self.image) if self.container_id else "",
-            "started": self.state == "running",
+            "started": self.state == "running" and self.startup_ok,
         }
         if self.container_id:
             out["containerID"] = self.container_id
@@ -153,5 +167,6 @@ class Container:
             self.container_id = t.get("containerID") or status.get("containerID") or ""
             self.state = "terminated"
             self.exit_code = int(t.get("exitCode") or 0)
+            self.term_reason = t.get("reason") if t.get("reason") not in (None, "Completed", "Error") else ""
             self.started_at = parse_rfc3339(t.get("startedAt"))
             self.finished_at = parse_rfc3339(t.get("finishedAt"))

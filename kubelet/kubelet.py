@@ -15,7 +15,9 @@ selector per node would mean N watches; instead ONE informer watches all pods an
 spec.nodeName, and the handlers ignore pods of nodes we do not host.
 
 A restart is harmless: the informer's first LIST hands us every pod already bound to our nodes;
-their workers adopt what the status says (containers "kept running", the pod keeps its IP).
+their workers adopt what the status says and what the runtime still has (the process runtime's
+containers really kept running under their shims; the pod keeps its IP). Stopping the kubelet
+leaves containers running, as in Kubernetes; `mini-k8s down` removes them.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ from client import (
 from client.reflector import Backoff
 from kubelet import ipam, server
 from kubelet.config import KubeletConfig
+from kubelet.cri import new_runtime
 from kubelet.heartbeat import Heartbeats
-from kubelet.logs import LogStore
 from kubelet.node import NodeState
 from kubelet.podworker import PodWorker
 
@@ -59,7 +61,8 @@ class Kubelet:
             burst=config.kube_api_burst * n,
             user_agent="mini-kubelet",
         )
-        self.logs = LogStore()
+        self.runtime = new_runtime(self)
+        self.logs = self.runtime.logs  # what /containerLogs serves
         self.nodes: dict[str, NodeState] = {}
         self.workers: dict[str, PodWorker] = {}
         self.heartbeats = Heartbeats(self)
@@ -73,6 +76,7 @@ class Kubelet:
             self.node_objects = self.factory.informer_for("nodes")
         self._tasks: list[asyncio.Task[Any]] = []
         self._http: tuple[Any, asyncio.Task[None]] | None = None
+        self.stopping = False
 
     # ------------------------------------------------------------------ start and stop
 
@@ -80,6 +84,7 @@ class Kubelet:
         if self.config.port:
             self._http = server.serve(self, self._bind_host(), self.config.port)
         await self._register_nodes()
+        self._tasks.append(asyncio.create_task(self.runtime.run(), name="runtime"))
         count = len(self.nodes)
         for i, node in enumerate(self.nodes.values()):
             self._tasks.append(asyncio.create_task(self.heartbeats.run(node, i / count), name=f"beat:{node.name}"))
@@ -91,9 +96,11 @@ class Kubelet:
         await stop.wait()
 
     async def shutdown(self) -> None:
+        self.stopping = True  # workers end without removing their pods' containers: a restart adopts them
         for task in self._tasks + [w.task for w in self.workers.values() if w.task]:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.runtime.close()
         await self.factory.shutdown()
         # Write what events are queued, but never hang the exit on an API server that is gone.
         closing = asyncio.gather(*(n.recorder.aclose() for n in self.nodes.values()), return_exceptions=True)
@@ -182,6 +189,8 @@ class Kubelet:
             worker.notify()  # it finds the pod gone and ends itself
 
     def worker_done(self, worker: PodWorker) -> None:
+        if self.stopping:
+            return
         if self.workers.get(worker.key) is worker:
             del self.workers[worker.key]
             worker.cleanup()

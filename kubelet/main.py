@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import faulthandler
+import os
 import signal
 import socket
+import sys
 from typing import Annotated
 
 import typer
 
 from api import cmdline
 from api.duration import parse_duration
-from kubelet.config import KubeletConfig, parse_labels, parse_taints
+from kubelet.config import RUNTIMES, KubeletConfig, parse_labels, parse_taints
 
 cli = typer.Typer(
-    add_completion=False, help="Registers nodes, heartbeats, and runs the pods bound to them (fake runtime)."
+    add_completion=False,
+    help="Registers nodes, heartbeats, and runs the pods bound to them (simulated or real processes).",
 )
 
 Duration = Annotated[str, typer.Option(help="Seconds, or a Go duration such as 10s, 5m, 100ms.")]
@@ -68,9 +71,28 @@ def run(
     container_stop_delay: Annotated[
         str, typer.Option("--container-stop-delay", help="Simulated SIGTERM handling time (capped by grace).")
     ] = "0s",
+    runtime: Annotated[
+        str, typer.Option("--runtime", help="simulated (modelled containers) or process (real child processes).")
+    ] = "simulated",
+    root_dir: Annotated[
+        str, typer.Option("--root-dir", help="The process runtime's state: containers, logs, exit codes.")
+    ] = "/var/lib/mini-kubelet",
+    pod_network: Annotated[
+        str,
+        typer.Option("--pod-network", help="Process runtime: bridge (a network namespace per pod) or host."),
+    ] = "bridge",
     verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity (0-4).")] = 0,
 ) -> None:
     try:
+        if runtime not in RUNTIMES:
+            raise ValueError(f"invalid --runtime {runtime!r}: must be one of {', '.join(RUNTIMES)}")
+        if pod_network not in ("bridge", "host"):
+            raise ValueError(f"invalid --pod-network {pod_network!r}: must be bridge or host")
+        if runtime == "process" and (sys.platform != "linux" or os.geteuid() != 0):
+            raise ValueError(
+                "--runtime process needs Linux and root (cgroups, namespaces): run it with sudo, "
+                "or use --runtime simulated"
+            )
         config = KubeletConfig(
             master=cmdline.server_url(master),
             kubeconfig=kubeconfig,
@@ -96,6 +118,9 @@ def run(
             job_run_time=parse_duration(job_run_time),
             log_line_interval=parse_duration(log_line_interval),
             container_stop_delay=parse_duration(container_stop_delay),
+            runtime=runtime,
+            root_dir=root_dir,
+            pod_network=pod_network,
             verbosity=verbosity,
         )
     except ValueError as exc:

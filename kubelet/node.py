@@ -24,7 +24,7 @@ from kubelet.config import KubeletConfig
 from kubelet.ipam import PodIPAllocator
 
 KUBELET_VERSION = "v1.32.0-mini"
-RUNTIME_VERSION = "fake://1.0"
+RUNTIME_VERSIONS = {"simulated": "mini-simulated://0.1", "process": "mini-process://0.1"}
 _BOOT_ID = str(uuid.uuid4())  # a new "boot" each time the process starts
 _NS = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
 
@@ -108,8 +108,8 @@ def node_status(cfg: KubeletConfig, node: NodeState, now: str) -> dict[str, Any]
             "systemUUID": str(machine),
             "bootID": _BOOT_ID,
             "kernelVersion": platform.release(),
-            "osImage": "mini-k8s fake node",
-            "containerRuntimeVersion": RUNTIME_VERSION,
+            "osImage": "mini-k8s fake node" if cfg.runtime == "simulated" else "mini-k8s process node",
+            "containerRuntimeVersion": RUNTIME_VERSIONS.get(cfg.runtime, cfg.runtime),
             "kubeletVersion": KUBELET_VERSION,
             "kubeProxyVersion": KUBELET_VERSION,
             "operatingSystem": "linux",

@@ -2,12 +2,15 @@
 
 Desired state: the pod's spec (its containers, restartPolicy) and its metadata (a
 deletionTimestamp means "stop and go away"), read fresh from the informer cache at every pass.
-Current state: the fake containers this worker runs (containers.py), and the status the API shows.
+Current state: the containers this worker runs (containers.py) through the container runtime
+(cri.py: simulated, or real processes), and the status the API shows.
 The difference, each pass:
-  1. advance the containers to "now": start what should start (after --pod-startup-delay for the
-     sandbox, init containers one by one, then the app containers), end what the plan ends,
-     restart what restartPolicy restarts (with the CrashLoopBackOff back-off);
-  2. deletionTimestamp set: stop every running container (the Killing event), report them
+  1. advance the containers to "now": start what should start (after --pod-startup-delay and the
+     runtime's sandbox, init containers one by one, then the app containers), notice what the
+     runtime reports ended, stop what a liveness/startup probe failed (prober.py), restart what
+     restartPolicy restarts (with the CrashLoopBackOff back-off);
+  2. deletionTimestamp set: stop every running container (the Killing event: SIGTERM, SIGKILL
+     after the grace period), report them
      terminated, then DELETE the pod with gracePeriodSeconds=0 and a uid precondition, which is
      what removes it from the API;
   3. compute the PodStatus; if it differs from the API's, PUT it to pods/<name>/status (the
@@ -28,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from api.errors import ConflictError, NotFoundError, StatusError
 from client import NORMAL, WARNING, ConnectionFailed
-from kubelet import podstatus
+from kubelet import podstatus, prober
 from kubelet.config import go_duration
 from kubelet.containers import Container, rfc3339
-from kubelet.logs import Run
+from kubelet.cri import Exit, StartError
 from kubelet.runtime import is_job_pod, plan_for
 
 if TYPE_CHECKING:
@@ -45,6 +48,7 @@ MAX_STATUS_ATTEMPTS = 5
 class PodWorker:
     def __init__(self, kubelet: Kubelet, node: NodeState, pod: dict[str, Any]) -> None:
         self.kubelet = kubelet
+        self.runtime = kubelet.runtime
         self.node = node
         md = pod["metadata"]
         self.namespace, self.name, self.uid = md.get("namespace") or "default", md["name"], md.get("uid")
@@ -56,19 +60,21 @@ class PodWorker:
         cfg = kubelet.config
         self.inits = [
             Container(c["name"], c.get("image") or "", plan_for(c, finishes=True, job_run_time=cfg.job_run_time),
-                      is_init=True, reason="PodInitializing")
+                      is_init=True, reason="PodInitializing", spec=c)
             for c in spec.get("initContainers") or []
         ]  # fmt: skip
         main_reason = "PodInitializing" if self.inits else "ContainerCreating"
         self.mains = [
             Container(c["name"], c.get("image") or "", plan_for(c, finishes=job, job_run_time=cfg.job_run_time),
-                      reason=main_reason)
+                      reason=main_reason, spec=c)
             for c in spec.get("containers") or []
         ]  # fmt: skip
         all_specs = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
         self.pull_policy = {c["name"]: c.get("imagePullPolicy") or "IfNotPresent" for c in all_specs}
         self.sandbox_ready_at = time.time() + cfg.pod_startup_delay
         self.pod_ip: str | None = None
+        self.sandbox_done = False  # the runtime's ensure_sandbox succeeded (in this process)
+        self.netns = ""  # the pod's network namespace (process runtime, --pod-network bridge)
         self.start_time: str | None = None
         self.terminal = False  # Succeeded/Failed: nothing will run again
         self.deleted = False  # we sent the final DELETE
@@ -89,7 +95,7 @@ class PodWorker:
     def _adopt(self, pod: dict[str, Any]) -> None:
         """A pod some earlier kubelet process already ran: continue where it left off. Claiming
         its IP here (synchronously, in the informer handler) keeps it from being handed out to a
-        new pod first."""
+        new pod first. The runtime finds its own runs again (the process runtime: in --root-dir)."""
         status = pod.get("status") or {}
         self.start_time = status.get("startTime")
         ip = status.get("podIP")
@@ -100,10 +106,9 @@ class PodWorker:
         started = [c for c in [*self.inits, *self.mains] if by_name.get(c.name, {}).get("containerID")]
         for c in started:
             c.adopt(by_name[c.name])
-            c.run = self._new_run(c, c.started_at or time.time())
-            if c.state == "terminated" and c.run is not None:
-                c.run.finish(c.finished_at or time.time(), c.exit_code)
-        if started:
+        for c in [*self.inits, *self.mains]:
+            self.runtime.adopt(self, c)
+        if any(c.container_id for c in [*self.inits, *self.mains]):
             self.sandbox_ready_at = 0.0
         if status.get("phase") in ("Succeeded", "Failed"):
             self.terminal = True
@@ -135,9 +140,12 @@ class PodWorker:
             self.kubelet.worker_done(self)
 
     def cleanup(self) -> None:
+        for c in [*self.inits, *self.mains]:
+            if c.prober is not None:
+                c.prober.cancel()
         if self.pod_ip and not self.host_network:
             self.node.allocator.release(self.pod_ip)
-        self.kubelet.logs.forget_pod(self.namespace, self.name)
+        self.runtime.remove_pod(self)
 
     # ------------------------------------------------------------------ one pass
 
@@ -148,28 +156,36 @@ class PodWorker:
         if deleting:
             deadline = self._stop_all(pod, now)
         elif not self.terminal:
-            deadline = self._advance(pod, now)
+            deadline = await self._advance(pod, now)
         stopped = deleting and deadline is None
         await self._write_status(pod, final=stopped)
         if stopped:
             await self._delete(pod)
         return deadline
 
-    def _advance(self, pod: dict[str, Any], now: float) -> float | None:
+    async def _advance(self, pod: dict[str, Any], now: float) -> float | None:
         """Move the containers forward to `now`; returns when the next change is due."""
         if now < self.sandbox_ready_at:
             return self.sandbox_ready_at
         if self.pod_ip is None:
             self.pod_ip = self.node.ip if self.host_network else self.node.allocator.allocate()
+        if not self.sandbox_done:
+            try:
+                await self.runtime.ensure_sandbox(self)
+            except Exception as exc:  # the kernel said no: report it and try again
+                log.warning("pod %s: creating its sandbox failed: %s", self.key, exc)
+                self._event(pod, WARNING, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {exc}")
+                return now + 2.0
+            self.sandbox_done = True
         for c in self.inits:  # one at a time, in order; a running or failing one blocks the rest
-            due = self._advance_one(pod, c, now)
+            due = await self._advance_one(pod, c, now)
             if c.state == "terminated" and c.exit_code == 0:
                 continue
             return due
-        dues = [d for d in (self._advance_one(pod, c, now) for c in self.mains) if d is not None]
+        dues = [d for d in [await self._advance_one(pod, c, now) for c in self.mains] if d is not None]
         return min(dues) if dues else None
 
-    def _advance_one(self, pod: dict[str, Any], c: Container, now: float) -> float | None:
+    async def _advance_one(self, pod: dict[str, Any], c: Container, now: float) -> float | None:
         cfg = self.kubelet.config
         while True:
             if c.state == "waiting":
@@ -177,23 +193,23 @@ class PodWorker:
                     if now < c.backoff_until:
                         return c.backoff_until
                     c.backoff = min(c.backoff * 2, cfg.crashloop_backoff_max)
-                    self._start(pod, c, now, restart=True)
-                else:
-                    self._start(pod, c, now, restart=False)
+                    if not await self._start(pod, c, now, restart=c.container_id != ""):
+                        return c.backoff_until
+                elif not await self._start(pod, c, now, restart=False):
+                    return c.backoff_until
             elif c.state == "running":
-                if c.finish_at is None:
-                    return None
-                if now < c.finish_at:
-                    return c.finish_at
-                c.terminate(c.finish_at, c.plan.exit_code)
-                if c.run is not None:
-                    c.run.finish(c.finish_at or now, c.exit_code)
+                self._probe(pod, c, now)
+                result = self.runtime.poll(self, c, now)
+                if not isinstance(result, Exit):
+                    return result
+                self._exited(c, result)
             else:  # terminated
                 if not podstatus.restarts(self.policy, c):
                     return None
                 if c.backoff == 0:  # the first restart happens at once
                     c.backoff = cfg.crashloop_backoff_base
-                    self._start(pod, c, now, restart=True)
+                    if not await self._start(pod, c, now, restart=True):
+                        return c.backoff_until
                     continue
                 until = (c.finished_at or now) + c.backoff
                 message = (f"back-off {go_duration(c.backoff)} restarting failed container={c.name} "
@@ -203,48 +219,98 @@ class PodWorker:
                             f"Back-off restarting failed container {c.name} in pod "
                             f"{self.name}_{self.namespace}({self.uid})")  # fmt: skip
 
-    def _start(self, pod: dict[str, Any], c: Container, now: float, *, restart: bool) -> None:
+    async def _start(self, pod: dict[str, Any], c: Container, now: float, *, restart: bool) -> bool:
+        """Start a run of `c`; False when the runtime could not (c waits, with a back-off)."""
         image = c.image
-        if restart:
-            c.restart_now(now)
-        else:
-            c.start(now)
-        if self.start_time is None:
-            self.start_time = rfc3339(now)
         pulled = image in self.node.images and self.pull_policy.get(c.name) != "Always"
         if pulled:
             self._event(pod, NORMAL, "Pulled", f'Container image "{image}" already present on machine')
         else:
             self._event(pod, NORMAL, "Pulling", f'Pulling image "{image}"')
+        try:
+            container_id = await self.runtime.start(self, pod, c, now)
+        except StartError as exc:
+            self._start_failed(pod, c, now, exc)
+            return False
+        if not pulled:
             self._event(pod, NORMAL, "Pulled", f'Successfully pulled image "{image}" in 0s (0s including waiting). '
                                                f"Image size: 0 bytes.")  # fmt: skip
             self.node.images.add(image)
+        if restart:
+            c.restart_now(now, container_id)
+        else:
+            c.start(now, container_id)
+        if self.start_time is None:
+            self.start_time = rfc3339(now)
         self._event(pod, NORMAL, "Created", f"Created container: {c.name}")
         self._event(pod, NORMAL, "Started", f"Started container {c.name}")
-        c.run = self._new_run(c, now)
+        return True
 
-    def _new_run(self, c: Container, started: float) -> Run:
-        run = Run(c.name, c.image, c.plan.description, started, self.kubelet.config.log_line_interval)
-        self.kubelet.logs.start((self.namespace, self.name, c.name), run)
-        return run
+    def _start_failed(self, pod: dict[str, Any], c: Container, now: float, exc: StartError) -> None:
+        """The container waits and is retried after the back-off, in Kubernetes' words:
+        ErrImagePull, then ImagePullBackOff while backing off; CreateContainerConfigError ..."""
+        c.backoff = c.backoff or self.kubelet.config.crashloop_backoff_base
+        c.backoff_until = now + c.backoff
+        if exc.reason == "ErrImagePull" and c.reason in ("ErrImagePull", "ImagePullBackOff"):
+            c.reason = "ImagePullBackOff"
+            c.message = f'Back-off pulling image "{c.image}": ErrImagePull: {exc.message}'
+            self._event(pod, NORMAL, "BackOff", f'Back-off pulling image "{c.image}"')
+            self._event(pod, WARNING, "Failed", "Error: ImagePullBackOff")
+            return
+        c.reason, c.message = exc.reason, exc.message
+        if exc.reason == "ErrImagePull":
+            self._event(pod, WARNING, "Failed", f'Failed to pull image "{c.image}": {exc.message}')
+            self._event(pod, WARNING, "Failed", "Error: ErrImagePull")
+        else:
+            self._event(pod, WARNING, "Failed", f"Error: {exc.message}")
+
+    def _probe(self, pod: dict[str, Any], c: Container, now: float) -> None:
+        """Probes of the running `c` (started on first sight, also for an adopted run); a failed
+        liveness or startup probe stops the run, and restartPolicy decides what comes next."""
+        if c.prober is None and not c.stopping and prober.has_probes(c.spec):
+            context = self.runtime.probe_context(c)
+            if context is not None:
+                pid, env, host = context
+                c.prober = prober.Prober(c, pid, env, host, lambda t, r, m: self._event(self._pod(pod), t, r, m),
+                                         self.notify)  # fmt: skip
+        if c.kill_reason and not c.stopping:
+            c.stopping = True
+            self._event(pod, NORMAL, "Killing", c.kill_reason)
+            probe = next((c.spec.get(f) for f in ("startupProbe", "livenessProbe") if c.spec.get(f)), {}) or {}
+            grace = probe.get("terminationGracePeriodSeconds")
+            if grace is None:
+                grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+            self.runtime.stop(self, c, now, float(30 if grace is None else grace))
+
+    def _pod(self, fallback: dict[str, Any]) -> dict[str, Any]:
+        return self.kubelet.pods.get(self.key) or fallback
+
+    def _exited(self, c: Container, result: Exit) -> None:
+        if c.prober is not None:
+            c.prober.cancel()
+            c.prober = None
+        c.terminate(result.finished_at, result.exit_code, result.reason)
 
     def _stop_all(self, pod: dict[str, Any], now: float) -> float | None:
-        """Graceful termination: SIGTERM every running container; ours obey after the stop delay."""
+        """Graceful termination: SIGTERM every running container, SIGKILL what outlives the grace."""
         running = [c for c in [*self.inits, *self.mains] if c.state == "running"]
         if not running:
             return None
-        if self.stop_at is None:
-            grace = pod["metadata"].get("deletionGracePeriodSeconds")
-            delay = self.kubelet.config.container_stop_delay
-            self.stop_at = now + (min(delay, float(grace)) if grace is not None else delay)
-            for c in running:
-                self._event(pod, NORMAL, "Killing", f"Stopping container {c.name}")
-        if now < self.stop_at:
-            return self.stop_at
+        grace = pod["metadata"].get("deletionGracePeriodSeconds")
+        grace_s = float(grace) if grace is not None else 30.0
+        dues: list[float] = []
         for c in running:
-            c.terminate(now, 0)
-            if c.run is not None:
-                c.run.finish(now, 0, "SIGTERM")
+            if not c.stopping:
+                c.stopping = True
+                self._event(pod, NORMAL, "Killing", f"Stopping container {c.name}")
+                self.runtime.stop(self, c, now, grace_s)
+            result = self.runtime.poll(self, c, now)
+            if isinstance(result, Exit):
+                self._exited(c, result)
+            elif result is not None:
+                dues.append(result)
+        if any(c.state == "running" for c in running):
+            return min(dues) if dues else now + 1.0
         return None
 
     # ------------------------------------------------------------------ talking to the API

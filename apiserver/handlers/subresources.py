@@ -112,7 +112,9 @@ async def handle_log(server: APIServer, request: Request, info: RequestInfo) -> 
                 f"a container name must be specified for pod {info.name}, choose one of: [{' '.join(names)}]"
             )
         container = names[0]
-    elif container not in names:
+    elif container not in names + [
+        c.get("name") for c in [*(spec.get("initContainers") or []), *(spec.get("ephemeralContainers") or [])]
+    ]:
         raise errors.bad_request(f"container {container} is not valid for pod {info.name}")
     node_name = spec.get("nodeName")
     if not node_name:

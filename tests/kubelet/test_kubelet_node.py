@@ -37,7 +37,7 @@ def test_node_registers_with_capacity_labels_cidr_addresses_taints_and_ready(api
     assert {"type": "Hostname", "address": name} in status["addresses"]
     assert status["daemonEndpoints"]["kubeletEndpoint"]["Port"] == kubelet.health_port
     assert status["nodeInfo"]["kubeletVersion"] == "v1.32.0-mini"
-    assert status["nodeInfo"]["containerRuntimeVersion"] == "fake://1.0"
+    assert status["nodeInfo"]["containerRuntimeVersion"] == "mini-simulated://0.1"
     ready = condition(node, "Ready")
     assert ready["status"] == "True" and ready["reason"] == "KubeletReady"
     assert ready["message"] == "kubelet is posting ready status"

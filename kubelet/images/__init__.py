@@ -1,0 +1,1 @@
+"""The image catalog (catalog.yaml) and the small programs that play service images."""

@@ -1,0 +1,194 @@
+"""Pod networking of the process runtime: a network namespace per pod on a bridge per node.
+
+Desired state: every pod (but hostNetwork ones) of this node has its own network namespace with
+`eth0` = its pod IP from the node's podCIDR and a default route via the node's bridge; the
+containers of the pod share it (so they talk over localhost); the host reaches every pod IP
+through the bridge; the pod range is routed locally only (the bridge's connected route), so no
+packet for a pod address leaves the machine.
+Current state, in the kernel (read and changed with pyroute2's netlink, never by parsing `ip`):
+
+    bridge  mk-<node hash>        address <podCIDR>.1/24, up        (one per node)
+    veth    mkv<pod hash> ---- eth0 in netns mk-<pod uid>           (one per pod)
+
+and a record per pod in `--root-dir/sandboxes/<uid>.json`, so a restarted kubelet, the sweeper
+and `mini-k8s down` know what is ours. What it does about the difference: `ensure` creates what is
+missing (idempotent: a kubelet restart finds it all there), `remove` deletes a pod's veth and
+namespace, `remove_bridge` the node's bridge. Pods on two nodes of one machine talk through the
+host only when it forwards IPv4 (net.ipv4.ip_forward=1), which the kubelet does not switch on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import ipaddress
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pyroute2 import IPRoute
+
+NETNS_DIR = Path("/var/run/netns")
+CLONE_NEWNET = 0x40000000
+MS_BIND = 4096
+MNT_DETACH = 2
+_libc = ctypes.CDLL(None, use_errno=True)
+_bridge_lock = threading.Lock()  # sandboxes are made on a few threads; the bridge only once
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+@contextlib.contextmanager
+def _inside(path: str) -> Iterator[None]:
+    """Run the block with THIS thread in the network namespace at `path` (setns changes only the
+    calling thread's namespace; the kubelet does netlink work on threads of its own).
+    pyroute2's own NetNS forks helper processes, which a kubelet with child processes of its own
+    cannot afford."""
+    host = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    target = os.open(path, os.O_RDONLY)
+    try:
+        _check(_libc.setns(target, CLONE_NEWNET), f"setns {path}")
+        try:
+            yield
+        finally:
+            _check(_libc.setns(host, CLONE_NEWNET), "setns back to the host")
+    finally:
+        os.close(target)
+        os.close(host)
+
+
+def _create_netns(name: str) -> None:
+    """What `ip netns add` does: a new namespace, kept alive by a bind mount at /var/run/netns/<name>."""
+    NETNS_DIR.mkdir(parents=True, exist_ok=True)
+    path = NETNS_DIR / name
+    path.touch()
+    host = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    try:
+        _check(_libc.unshare(CLONE_NEWNET), "unshare(CLONE_NEWNET)")
+        try:
+            _check(_libc.mount(b"/proc/thread-self/ns/net", str(path).encode(), None, MS_BIND, None), "bind mount")
+        finally:
+            _check(_libc.setns(host, CLONE_NEWNET), "setns back to the host")
+    except OSError:
+        path.unlink(missing_ok=True)
+        raise
+    finally:
+        os.close(host)
+
+
+def _remove_netns(name: str) -> None:
+    path = NETNS_DIR / name
+    if not path.exists():
+        return
+    _libc.umount2(str(path).encode(), MNT_DETACH)
+    path.unlink(missing_ok=True)
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def bridge_name(node: str) -> str:
+    return f"mk-{_hash(node)}"  # 13 characters: Linux allows 15
+
+
+def netns_name(uid: str) -> str:
+    return f"mk-{uid}"
+
+
+def netns_path(uid: str) -> str:
+    return str(NETNS_DIR / netns_name(uid))
+
+
+def _link(ipr: Any, name: str) -> int | None:
+    found = ipr.link_lookup(ifname=name)
+    return found[0] if found else None
+
+
+def ensure_bridge(node: str, pod_cidr: str, root: Path) -> str:
+    net = ipaddress.ip_network(pod_cidr, strict=False)
+    gateway = str(net.network_address + 1)
+    name = bridge_name(node)
+    with _bridge_lock, IPRoute() as ipr:
+        index = _link(ipr, name)
+        if index is None:
+            ipr.link("add", ifname=name, kind="bridge")
+            index = _link(ipr, name)
+        if not any(a.get_attr("IFA_ADDRESS") == gateway for a in ipr.get_addr(index=index)):
+            ipr.addr("add", index=index, address=gateway, prefixlen=net.prefixlen)
+        ipr.link("set", index=index, state="up")
+    (root / "bridge").write_text(json.dumps({"bridge": name, "cidr": pod_cidr}))
+    return gateway
+
+
+def ensure(node: str, pod_cidr: str, uid: str, pod_ip: str, root: Path) -> str:
+    """The pod's namespace, wired to the node's bridge; returns its netns path."""
+    gateway = ensure_bridge(node, pod_cidr, root)
+    prefix = ipaddress.ip_network(pod_cidr, strict=False).prefixlen
+    name = netns_name(uid)
+    host_if, peer_if = f"mkv{_hash(uid)}", f"mkp{_hash(uid)}"
+    records = root / "sandboxes"
+    records.mkdir(exist_ok=True)
+    (records / f"{uid}.json").write_text(json.dumps({"netns": name, "veth": host_if, "ip": pod_ip}))
+    if not os.path.ismount(NETNS_DIR / name):
+        _create_netns(name)
+    with IPRoute() as ipr:
+        if _link(ipr, host_if) is None:
+            ipr.link("add", ifname=host_if, kind="veth", peer=peer_if)
+            peer = _link(ipr, peer_if)
+            ipr.link("set", index=peer, net_ns_fd=name)
+        host = _link(ipr, host_if)
+        ipr.link("set", index=host, master=_link(ipr, bridge_name(node)), state="up")
+    with _inside(netns_path(uid)), IPRoute() as ns:
+        lo = _link(ns, "lo")
+        ns.link("set", index=lo, state="up")
+        eth = _link(ns, "eth0")
+        if eth is None:
+            eth = _link(ns, peer_if)
+            ns.link("set", index=eth, ifname="eth0")
+        if not any(a.get_attr("IFA_ADDRESS") == pod_ip for a in ns.get_addr(index=eth)):
+            ns.addr("add", index=eth, address=pod_ip, prefixlen=prefix)
+        ns.link("set", index=eth, state="up")
+        if not ns.get_default_routes():
+            ns.route("add", dst="0.0.0.0/0", gateway=gateway)
+    return netns_path(uid)
+
+
+def remove(uid: str, root: Path) -> None:
+    """Delete the pod's veth (its peer goes with it) and namespace, then its record."""
+    record = root / "sandboxes" / f"{uid}.json"
+    try:
+        doc = json.loads(record.read_text())
+    except (OSError, ValueError):
+        doc = {"netns": netns_name(uid), "veth": f"mkv{_hash(uid)}"}
+    with IPRoute() as ipr:
+        index = _link(ipr, doc["veth"])
+        if index is not None:
+            ipr.link("del", index=index)
+    _remove_netns(doc["netns"])
+    record.unlink(missing_ok=True)
+
+
+def recorded(root: Path) -> list[str]:
+    """The pod uids this kubelet made a sandbox for."""
+    return [p.stem for p in (root / "sandboxes").glob("*.json")]
+
+
+def remove_bridge(root: Path) -> None:
+    try:
+        doc = json.loads((root / "bridge").read_text())
+    except (OSError, ValueError):
+        return
+    with IPRoute() as ipr:
+        index = _link(ipr, doc["bridge"])
+        if index is not None:
+            ipr.link("del", index=index)
+    (root / "bridge").unlink(missing_ok=True)

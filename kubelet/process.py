@@ -1,0 +1,312 @@
+"""The process runtime: every container is a real child process (`mini-kubelet --runtime process`).
+
+Desired state: each container the pod workers start runs as a process with the image's command
+(images/catalog.py), its environment (env.py), the pod name as hostname, its memory limit; each
+container of a pod that is gone is gone too, with everything it created.
+Current state: one directory per container run under `--root-dir`/containers/<id>/:
+
+    meta.json    namespace, pod, pod uid, container name, start time   (written by the kubelet)
+    spec.marshal argv, env, cwd, hostname, cgroup                      (read by the shim)
+    pid.json     the container's pid (its process group) and the shim's (written by the shim)
+    log          stdout/stderr in the CRI log format (written by the shim, read by proclogs.py)
+    exit.json    exitCode, finishedAt, reason (written by the shim when the container exits)
+    tmp/         the container's own /tmp (bind-mounted in its mount namespace; not when
+                 --root-dir is under /tmp, which that would hide)
+
+plus a memory cgroup per run: /sys/fs/cgroup/memory/mini-k8s/<id> (cgroup v1) or
+/sys/fs/cgroup/mini-k8s/<id> (v2), with memory.limit_in_bytes / memory.max = the limit.
+What it does about the difference (the operations on one run are in runs.py): start = write the
+directory, create the cgroup, spawn the shim
+(shim.py) in its own session; poll = look for exit.json; stop = SIGTERM to the container's
+process group, SIGKILL (to the group and the cgroup) once the grace period is over. A kubelet
+restart reads the directories back (adopt): a run without exit.json whose shim lives is running,
+with the start time it had. A sweeper removes the directories and cgroups of pods that are gone
+(after deletion, and orphans found after a restart); `python -m kubelet.cleanup` removes all of
+them (`mini-k8s down`).
+
+Pod networking (--pod-network bridge, the default): netns.py gives each pod a network namespace
+on the node's bridge before its first container starts; the shim puts every container of the pod
+into it. Not done (documented in docs/images.md): no root file system of the image (the host's
+programs run), no user namespaces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import marshal
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from api.quantity import parse_quantity
+from kubelet import env as envs
+from kubelet import netns
+from kubelet.cri import ContainerRuntime, Exit, StartError
+from kubelet.images import catalog
+from kubelet.proclogs import ProcessLogs
+from kubelet.runs import Handle, cgroup_parent, enable_memory_controller, remove_run, signal_run
+
+if TYPE_CHECKING:
+    from kubelet.containers import Container
+    from kubelet.podworker import PodWorker
+
+log = logging.getLogger("kubelet.process")
+VERSION = "mini-process://0.1"
+ID_PREFIX = "mini-process://"
+POLL = 0.2  # how often a running container's exit is looked for (seconds)
+SWEEP = 1.0  # how often the directories of gone pods are removed
+NETLINK_THREADS = 4
+
+
+class ProcessRuntime(ContainerRuntime):
+    name = "process"
+    version = VERSION
+
+    def __init__(self, kubelet: Any) -> None:
+        self.kubelet = kubelet
+        self.root = Path(kubelet.config.root_dir).absolute()
+        self.containers = self.root / "containers"
+        self.containers.mkdir(parents=True, exist_ok=True)
+        self.cgroups, self.cgroup_version = cgroup_parent()
+        if self.cgroups is not None:
+            self.cgroups.mkdir(exist_ok=True)
+            if self.cgroup_version == 2:
+                enable_memory_controller(self.cgroups)
+        self.busybox = catalog.install_busybox(self.root / "images" / "busybox" / "bin")
+        self.logs = ProcessLogs(self)
+        self._doomed: set[Path] = set()
+        self._doomed_sandboxes: set[str] = set()  # pod uids whose network namespace goes
+        self.pod_hosts: dict[str, str] = {}  # pod uid -> the IP probes reach it on
+        # pyroute2's synchronous API runs its own event loop: it must not run in ours. A few
+        # threads do the netlink work (each enters pod namespaces for itself: setns is per thread).
+        self.netlink = ThreadPoolExecutor(NETLINK_THREADS, thread_name_prefix="netlink")
+
+    # ------------------------------------------------------------------ the directories
+
+    def runs(self) -> list[tuple[Path, dict[str, Any]]]:
+        out = []
+        for d in self.containers.iterdir():
+            try:
+                out.append((d, json.loads((d / "meta.json").read_text())))
+            except (OSError, ValueError):
+                continue
+        out.sort(key=lambda r: r[1].get("started", 0.0))
+        return out
+
+    def runs_of(self, uid: str, container: str) -> list[tuple[Path, dict[str, Any]]]:
+        return [r for r in self.runs() if r[1].get("uid") == uid and r[1].get("container") == container]
+
+    # ------------------------------------------------------------------ CRI
+
+    async def start(self, worker: PodWorker, pod: dict[str, Any], c: Container, now: float) -> str:
+        spec = c.spec
+        command = [str(x) for x in spec.get("command") or []]
+        args = [str(x) for x in spec.get("args") or []]
+        try:
+            resolved = catalog.resolve(c.image, command, args, self.busybox)
+        except catalog.ImageNotFound as exc:
+            raise StartError("ErrImagePull", str(exc)) from None
+        base = {"PATH": resolved.path, "HOSTNAME": worker.name, "HOME": "/root"}
+        base.update(envs.service_env(await envs.services_for(self.kubelet.client, pod)))
+        node = worker.node
+        allocatable = {"cpu": self.kubelet.config.cpu, "memory": self.kubelet.config.memory}
+        environment = await envs.resolve(self.kubelet.client, pod, spec, base, pod_ip=worker.pod_ip or "",
+                                         host_ip=node.ip, allocatable=allocatable)  # fmt: skip
+        argv = [envs.expand(a, environment) for a in resolved.argv]
+        if not argv:
+            raise StartError("RunContainerError", "no command specified")
+        if "/" not in argv[0] and shutil.which(argv[0], path=environment.get("PATH", catalog.HOST_PATH)) is None:
+            raise StartError("RunContainerError", f'exec: "{argv[0]}": executable file not found in $PATH')
+        for old, _ in self.runs_of(worker.uid or "", c.name)[:-1]:
+            self._doomed.add(old)  # keep one finished run: the one `logs --previous` shows
+        self._sweep_doomed()
+        cid = secrets.token_hex(32)
+        directory = self.containers / cid
+        (directory / "tmp").mkdir(parents=True)
+        (directory / "tmp").chmod(0o1777)
+        cgroup = self._make_cgroup(cid, spec)
+        meta = {
+            "namespace": worker.namespace, "pod": worker.name, "uid": worker.uid, "container": c.name,
+            "image": c.image, "started": now, "cgroup": cgroup, "attempt": c.restart_count,
+        }  # fmt: skip
+        (directory / "meta.json").write_text(json.dumps(meta))
+        shim_spec = {
+            "argv": argv, "env": environment, "cwd": spec.get("workingDir") or "/", "hostname": worker.name,
+            "cgroup": cgroup, "namespaces": True, "tmp": self._private_tmp(directory), "netns": worker.netns,
+        }  # fmt: skip
+        (directory / "spec.marshal").write_bytes(marshal.dumps(shim_spec))
+        with open(directory / "shim.log", "ab") as shim_log:
+            shim = subprocess.Popen(
+                [sys.executable, "-S", "-m", "kubelet.shim", str(directory)],
+                stdin=subprocess.DEVNULL, stdout=shim_log, stderr=shim_log, start_new_session=True,
+                cwd="/", env={"PATH": catalog.HOST_PATH, "PYTHONPATH": _import_root()},
+            )  # fmt: skip
+        c.handle = Handle(directory, shim, meta=meta)
+        return ID_PREFIX + cid
+
+    def poll(self, worker: PodWorker, c: Container, now: float) -> Exit | float | None:
+        handle: Handle | None = c.handle
+        if handle is None:
+            return Exit(now, 128, "Error")  # nothing of it is left (e.g. removed while the kubelet was down)
+        done = handle.exit()
+        if done is not None:
+            if handle.shim is not None:
+                handle.shim.poll()  # reap it
+            return Exit(float(done.get("finishedAt") or now), int(done.get("exitCode") or 0), done.get("reason") or "")
+        if not handle.shim_alive():
+            done = handle.exit()  # it may have written exit.json just now
+            if done is None:
+                return Exit(now, 128, "Error")
+            return Exit(float(done.get("finishedAt") or now), int(done.get("exitCode") or 0), done.get("reason") or "")
+        cgroup = handle.meta.get("cgroup") or ""
+        if handle.kill_at is not None:
+            if not handle.term_sent and handle.pid() is not None:
+                signal_run(handle.directory, cgroup, signal.SIGTERM)
+                handle.term_sent = True
+            if now >= handle.kill_at and not handle.killed:
+                signal_run(handle.directory, cgroup, signal.SIGKILL)
+                handle.killed = True
+        return now + POLL
+
+    def stop(self, worker: PodWorker, c: Container, now: float, grace: float) -> None:
+        handle: Handle | None = c.handle
+        if handle is None or handle.kill_at is not None:
+            return
+        handle.kill_at = now + grace
+        if handle.pid() is not None:
+            signal_run(handle.directory, handle.meta.get("cgroup") or "", signal.SIGTERM)
+            handle.term_sent = True
+
+    def adopt(self, worker: PodWorker, c: Container) -> None:
+        """Find the newest run of this container (a previous kubelet started it) and take it on."""
+        runs = self.runs_of(worker.uid or "", c.name)
+        if not runs:
+            return
+        directory, meta = runs[-1]
+        handle = Handle(directory, None, meta=meta)
+        cid = ID_PREFIX + directory.name
+        c.handle = handle
+        done = handle.exit()
+        if c.container_id != cid:  # started, but the old kubelet never reported it
+            if c.state == "terminated":
+                c.last_terminated = c.terminated_state()
+            c.container_id = cid
+            c.restart_count = int(meta.get("attempt") or 0)
+        c.started_at = float(meta.get("started") or time.time())
+        c.reason, c.message, c.backoff_until = "", "", None
+        if done is None and handle.shim_alive():
+            c.state = "running"
+            c.finish_at = c.finished_at = None
+        else:
+            finished = float((done or {}).get("finishedAt") or time.time())
+            c.terminate(finished, int((done or {}).get("exitCode", 128)), (done or {}).get("reason") or "")
+
+    async def ensure_sandbox(self, worker: PodWorker) -> None:
+        if self.kubelet.config.pod_network != "bridge" or worker.host_network or not worker.pod_ip:
+            return
+        node, uid, ip = worker.node, worker.uid or "", worker.pod_ip
+        loop = asyncio.get_running_loop()
+        worker.netns = await loop.run_in_executor(
+            self.netlink, netns.ensure, node.name, node.pod_cidr, uid, ip, self.root
+        )
+        self.pod_hosts[uid] = ip
+
+    def probe_context(self, c: Container) -> tuple[Callable[[], int | None], dict[str, str], str] | None:
+        handle: Handle | None = c.handle
+        if handle is None:
+            return None
+        try:
+            env = dict(marshal.loads((handle.directory / "spec.marshal").read_bytes())["env"])
+        except (OSError, ValueError, EOFError, KeyError, TypeError):
+            env = {"PATH": catalog.HOST_PATH}
+        return handle.pid, env, self.pod_hosts.get(handle.meta.get("uid") or "", "127.0.0.1")
+
+    def remove_pod(self, worker: PodWorker) -> None:
+        for directory, meta in self.runs():
+            if meta.get("uid") == worker.uid:
+                self._doomed.add(directory)
+                signal_run(directory, meta.get("cgroup") or "", signal.SIGKILL)
+        if worker.uid:
+            self._doomed_sandboxes.add(worker.uid)
+        self._sweep_doomed()
+
+    # ------------------------------------------------------------------ housekeeping
+
+    async def run(self) -> None:
+        """Remove what belongs to pods that are gone: after their deletion, and orphans a
+        previous kubelet left (once the pods informer has listed what is still ours)."""
+        while True:
+            await asyncio.sleep(SWEEP)
+            try:
+                if self.kubelet.pods.has_synced():
+                    live = {w.uid for w in self.kubelet.workers.values()}
+                    live |= {(p.get("metadata") or {}).get("uid") for p in self.kubelet.pods.list()}
+                    for directory, meta in self.runs():
+                        if meta.get("uid") not in live:
+                            self._doomed.add(directory)
+                    self._doomed_sandboxes.update(uid for uid in netns.recorded(self.root) if uid not in live)
+                self._sweep_doomed()
+            except Exception:  # keep sweeping whatever one directory does
+                log.exception("sweeping containers failed")
+
+    def _sweep_doomed(self) -> None:
+        for directory in list(self._doomed):
+            if remove_run(directory):
+                self._doomed.discard(directory)
+        for uid in list(self._doomed_sandboxes):
+            if any(meta.get("uid") == uid for _, meta in self.runs()):
+                continue  # its processes first
+            self.netlink.submit(self._remove_sandbox, uid)
+            self._doomed_sandboxes.discard(uid)
+            self.pod_hosts.pop(uid, None)
+
+    def _private_tmp(self, directory: Path) -> str:
+        """The container's own /tmp - unless --root-dir itself lives under /tmp: covering /tmp
+        would hide the busybox applets and the shim's files from the container."""
+        if self.root == Path("/tmp") or Path("/tmp") in self.root.parents:
+            return ""
+        return str(directory / "tmp")
+
+    def _remove_sandbox(self, uid: str) -> None:
+        try:
+            netns.remove(uid, self.root)
+        except Exception as exc:  # noqa: BLE001 - the sweeper tries again with the next orphan pass
+            log.warning("removing the sandbox of pod %s failed: %s", uid, exc)
+
+    def close(self) -> None:
+        self.netlink.shutdown(wait=True)
+
+    def _make_cgroup(self, cid: str, spec: dict[str, Any]) -> str:
+        if self.cgroups is None:
+            return ""
+        path = self.cgroups / cid
+        path.mkdir(parents=True)  # the parent too: `mini-k8s down` elsewhere may have removed it
+        limit = ((spec.get("resources") or {}).get("limits") or {}).get("memory")
+        if limit:
+            nbytes = str(parse_quantity(str(limit)).value())
+            if self.cgroup_version == 2:
+                (path / "memory.max").write_text(nbytes)
+                (path / "memory.swap.max").write_text("0") if (path / "memory.swap.max").exists() else None
+            else:
+                (path / "memory.limit_in_bytes").write_text(nbytes)
+                swap = path / "memory.memsw.limit_in_bytes"
+                if swap.exists():
+                    try:
+                        swap.write_text(nbytes)  # no swapping around the limit, as Kubernetes runs
+                    except OSError:
+                        pass
+        return str(path)
+
+
+def _import_root() -> str:
+    """The directory our packages import from (so the shim finds kubelet.shim in any install)."""
+    return str(Path(__file__).resolve().parents[1])
