@@ -55,6 +55,10 @@ def up(
     bind_address: Annotated[str, typer.Option("--bind-address", help="API server address.")] = "127.0.0.1",
     controller_manager_port: Annotated[int, typer.Option("--controller-manager-port")] = 10252,
     scheduler_port: Annotated[int, typer.Option("--scheduler-port")] = 10251,
+    dns_port: Annotated[
+        int, typer.Option("--dns-port", help="The cluster DNS (UDP and TCP); 0: none.")
+    ] = 10053,
+    dns_health_port: Annotated[int, typer.Option("--dns-health-port", help="The cluster DNS's /healthz.")] = 10054,
     kubelet_port: Annotated[
         int, typer.Option("--kubelet-port", help="node-1's; the others the next free.")
     ] = 10250,
@@ -120,6 +124,9 @@ def up(
         ("--controller-manager-port", controller_manager_port, "the controller-manager", "127.0.0.1"),
         ("--scheduler-port", scheduler_port, "the scheduler", "127.0.0.1"),
     ]
+    if dns_port:
+        wanted.append(("--dns-port", dns_port, "the cluster DNS", "127.0.0.1"))
+        wanted.append(("--dns-health-port", dns_health_port, "the cluster DNS's /healthz", "127.0.0.1"))
     if nodes:
         wanted.append(("--kubelet-port", kubelet_port, "node-1's kubelet", "127.0.0.1"))
     taken = _refuse_busy_ports(wanted)
@@ -132,6 +139,8 @@ def up(
         etcd_prefix=etcd_prefix,
         controller_manager_port=controller_manager_port,
         scheduler_port=scheduler_port,
+        dns_port=dns_port,
+        dns_health_port=dns_health_port,
         kubelet_ports=kubelet_ports(kubelet_port, nodes, reserved=taken) if nodes else [],
         node_monitor_period=node_monitor_period,
         node_monitor_grace_period=node_monitor_grace_period,

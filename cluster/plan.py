@@ -10,6 +10,7 @@ must keep talking to *this* cluster even if the user switches kubectl's current 
 Ports (each must be free; `up` refuses to start otherwise):
 - API server: `--port` (8080, the old insecure port that kubectl falls back to);
 - controller-manager 10252 and scheduler 10251 (their historical /healthz ports);
+- the cluster DNS (`mini-cluster-dns`) on `--dns-port` 10053 (UDP and TCP), /healthz on 10054;
 - kubelets: node-1 on `--kubelet-port` (10250), the others on the next free ports above it,
   skipping the ports above. Each kubelet reports InternalIP 127.0.0.1 and its own port in
   `status.daemonEndpoints`, so `kubectl logs` through the API server reaches the right one.
@@ -29,6 +30,7 @@ MODULES = {
     "controller-manager": "controller_manager",
     "scheduler": "scheduler",
     "kubelet": "kubelet",
+    "cluster-dns": "cluster_dns",
 }
 
 
@@ -64,6 +66,8 @@ class ClusterOptions:
     etcd_prefix: str = ""
     controller_manager_port: int = 10252
     scheduler_port: int = 10251
+    dns_port: int = 10053  # 0: no cluster DNS
+    dns_health_port: int = 10054
     kubelet_ports: list[int] = field(default_factory=list)  # one per node (see ports.py)
     # controller-manager
     node_monitor_period: str | None = None
@@ -167,6 +171,10 @@ def plan(opts: ClusterOptions) -> list[Component]:
             opts.scheduler_port,
         )
     )
+
+    if opts.dns_port:
+        dns_args = [*master, "--port", str(opts.dns_port), "--health-port", str(opts.dns_health_port)]
+        components.append(Component("cluster-dns", "cluster-dns", (*dns_args, *verbose), opts.dns_health_port))
 
     if len(opts.kubelet_ports) < opts.nodes:
         raise ValueError(f"need {opts.nodes} kubelet ports, got {len(opts.kubelet_ports)}")

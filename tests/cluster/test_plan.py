@@ -25,7 +25,8 @@ def every_option_set() -> ClusterOptions:
 def test_plan_is_one_process_per_component_with_distinct_ports_and_pod_cidrs() -> None:
     components = plan(every_option_set())
     assert [c.name for c in components] == [
-        "apiserver", "controller-manager", "scheduler", "kubelet-node-1", "kubelet-node-2", "kubelet-node-3",
+        "apiserver", "controller-manager", "scheduler", "cluster-dns",
+        "kubelet-node-1", "kubelet-node-2", "kubelet-node-3",
     ]  # fmt: skip
     assert len({c.port for c in components}) == len(components)
     cidrs = [c.args[c.args.index("--pod-cidr") + 1] for c in components if c.kind == "kubelet"]
@@ -38,7 +39,7 @@ def test_timing_flags_are_passed_only_when_given() -> None:
     bare = plan(ClusterOptions(data_dir=Path("/tmp/x"), nodes=1, kubelet_ports=[10250]))
     assert all("--node-monitor-grace-period" not in c.args for c in bare)
     full = plan(every_option_set())
-    assert "--node-monitor-grace-period" in full[1].args and "--node-lease-duration" in full[3].args
+    assert "--node-monitor-grace-period" in full[1].args and "--node-lease-duration" in full[4].args
 
 
 def test_kubelet_ports_skip_the_ports_given_to_others() -> None:

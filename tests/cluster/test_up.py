@@ -43,6 +43,8 @@ class Cluster:
     cm_port: int = field(default_factory=free_port)
     sched_port: int = field(default_factory=free_port)
     kubelet_port: int = field(default_factory=free_port)
+    dns_port: int = field(default_factory=free_port)
+    dns_health_port: int = field(default_factory=free_port)
 
     @property
     def url(self) -> str:
@@ -58,6 +60,7 @@ class Cluster:
             "--data-dir", str(self.data_dir), "--port", str(self.port), "--nodes", str(nodes),
             "--controller-manager-port", str(self.cm_port), "--scheduler-port", str(self.sched_port),
             "--kubelet-port", str(self.kubelet_port), "--timeout", "45",
+            "--dns-port", str(self.dns_port), "--dns-health-port", str(self.dns_health_port),
             "--pod-startup-delay", "0.1", "--node-status-update-frequency", "2s",
             *extra,
         ]  # fmt: skip
@@ -124,9 +127,18 @@ def test_up_detached_serves_ready_nodes_writes_kubeconfig_down_stops_all_and_a_s
     assert cluster.nodes() == {"node-1": "True", "node-2": "True"}
     # every component is its own live process, and logs to its own file
     pids = cluster.pids()
-    names = {"apiserver", "controller-manager", "scheduler", "kubelet-node-1", "kubelet-node-2"}
+    names = {"apiserver", "controller-manager", "scheduler", "cluster-dns", "kubelet-node-1", "kubelet-node-2"}
     assert set(pids) == names
     assert all(alive(pid) for pid in pids.values())
+    # the cluster DNS answers for the `kubernetes` Service
+    import dns.message
+    import dns.query
+
+    kubernetes = httpx.get(f"{cluster.url}/api/v1/namespaces/default/services/kubernetes").json()
+    kubernetes_ip = kubernetes["spec"]["clusterIP"]
+    answer = wait_for(lambda: dns.query.udp(dns.message.make_query("kubernetes.default.svc.cluster.local", "A"),
+                                            "127.0.0.1", port=cluster.dns_port, timeout=2).answer, what="DNS answer")
+    assert [item.to_text() for item in answer[0]] == [kubernetes_ip]
     for name in names:
         assert (cluster.data_dir / "logs" / f"{name}.log").stat().st_size > 0
         assert (cluster.data_dir / "run" / f"{name}.pid").read_text().strip() == str(pids[name])
@@ -188,7 +200,8 @@ def test_foreground_up_stops_every_process_on_sigint(cluster: Cluster, tmp_path:
     try:
         wait_for(lambda: "mini-k8s is up" in out.read_text(), timeout=60, what="up to report the cluster up")
         pids = cluster.pids()
-        assert len(pids) == 4 and all(alive(pid) for pid in pids.values())
+        # apiserver, controller-manager, scheduler, cluster-dns, one kubelet
+        assert len(pids) == 5 and all(alive(pid) for pid in pids.values())
         up.send_signal(signal.SIGINT)
         assert up.wait(30) == 0, out.read_text()
     finally:

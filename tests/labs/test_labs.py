@@ -100,6 +100,8 @@ def lab_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster
         "--controller-manager-port", str(free_port()),
         "--scheduler-port", str(free_port()),
         "--kubelet-port", str(free_port()),
+        "--dns-port", str(free_port()),
+        "--dns-health-port", str(free_port()),
     ]  # fmt: skip
     up = subprocess.run(
         [sys.executable, "-m", "cluster", "up", "-d", *CLASSROOM_FLAGS, *ports, "--timeout", "90"],
