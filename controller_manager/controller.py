@@ -22,7 +22,7 @@ import abc
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 from api import errors
@@ -63,9 +63,22 @@ class Controller(abc.ABC):
     def enqueue_after(self, key: str, delay: float) -> None:
         self.queue.add_after(key, delay)
 
+    def resync(self) -> tuple[float, Callable[[], Iterable[Mapping[str, Any]]]] | None:
+        """(period, objects): look at every one of them again each period, as client-go's informer
+        resync does (a controller whose world can drift without an event says so here)."""
+        return None
+
+    async def _resync_loop(self, period: float, objects: Callable[[], Iterable[Mapping[str, Any]]]) -> None:
+        while True:
+            await asyncio.sleep(period)
+            for obj in objects():
+                self.enqueue(obj)
+
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> None:
         workers = [asyncio.create_task(self._worker(), name=f"{self.name}-worker-{i}") for i in range(self.workers)]
+        if (resync := self.resync()) is not None:
+            workers.append(asyncio.create_task(self._resync_loop(*resync), name=f"{self.name}-resync"))
         try:
             await asyncio.gather(*workers)
         finally:

@@ -23,8 +23,8 @@ the arithmetic and the names in deployment_util.py. Events come "From deployment
 
 from __future__ import annotations
 
-import asyncio
 import copy
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from api.labels import from_label_selector
@@ -53,19 +53,8 @@ class DeploymentController(RolloutMixin, Controller):
         self.replica_sets.add_event_handler(self._rs_added, self._rs_updated, self._rs_deleted)
         self.pods.add_event_handler(on_delete=self._pod_deleted)
 
-    async def run(self) -> None:
-        resync = asyncio.create_task(self._resync(), name="deployment-resync")
-        try:
-            await super().run()
-        finally:
-            resync.cancel()
-
-    async def _resync(self) -> None:
-        """Every sync period, look at every Deployment again (client-go's informer resync)."""
-        while True:
-            await asyncio.sleep(self.ctx.options.deployment_controller_sync_period)
-            for d in self.deployments.list():
-                self.enqueue(d)
+    def resync(self) -> tuple[float, Callable[[], Iterable[Obj]]]:
+        return self.ctx.options.deployment_controller_sync_period, self.deployments.list
 
     # ------------------------------------------------------------------ ReplicaSets and pods → Deployment keys
     def _owner(self, obj: Obj, ref: Obj | None) -> Obj | None:

@@ -17,7 +17,7 @@ so reacting to creates would only race with it.
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from api import errors, quota
@@ -60,18 +60,8 @@ class ResourceQuotaController(Controller):
         for q in self.quotas.by_index("namespace", namespace) if namespace else []:
             self.enqueue(q)
 
-    async def run(self) -> None:
-        resync = asyncio.create_task(self._resync(), name="resourcequota-resync")
-        try:
-            await super().run()
-        finally:
-            resync.cancel()
-
-    async def _resync(self) -> None:
-        while True:
-            await asyncio.sleep(self.ctx.options.resource_quota_sync_period)
-            for q in self.quotas.list():
-                self.enqueue(q)
+    def resync(self) -> tuple[float, Callable[[], Iterable[Obj]]]:
+        return self.ctx.options.resource_quota_sync_period, self.quotas.list
 
     def used(self, q: Obj) -> dict[str, Quantity]:
         """What the namespace uses of each resource `q` limits, counted from the informers."""

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import sys
 from http.server import BaseHTTPRequestHandler
 
-from kubelet.images.httpserver import Server
+from kubelet.images.httpserver import reply, serve
 
 
 def burn() -> float:
@@ -30,26 +29,14 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         burn()
         body = b"OK!"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        reply(self, body)
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         print(f'{self.client_address[0]} - - "{self.requestline}" {code}', flush=True)
 
 
 def main() -> int:
-    port = int(os.environ.get("PORT") or 80)
-    server = Server(("0.0.0.0", port), Handler)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    print(f"hpa-example: listening on port {port}", flush=True)
-    try:
-        server.serve_forever()
-    except (SystemExit, KeyboardInterrupt):
-        pass
-    return 0
+    return serve("hpa-example", Handler, int(os.environ.get("PORT") or 80))
 
 
 if __name__ == "__main__":

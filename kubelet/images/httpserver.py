@@ -7,9 +7,11 @@ the resolver's timeouts (about 10 s) before the first request can be served. Thi
 
 from __future__ import annotations
 
+import signal
 import socket
 import socketserver
-from http.server import ThreadingHTTPServer
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class Server(ThreadingHTTPServer):
@@ -20,3 +22,24 @@ class Server(ThreadingHTTPServer):
         socketserver.TCPServer.server_bind(self)
         self.server_name = socket.gethostname()
         self.server_port = self.server_address[1]
+
+
+def reply(handler: BaseHTTPRequestHandler, body: bytes, status: int = 200, content_type: str = "text/html") -> None:
+    """Send one complete response."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+def serve(name: str, handler: type[BaseHTTPRequestHandler], port: int) -> int:
+    """Serve until SIGTERM (exit 0, as a well-behaved container does)."""
+    server = Server(("0.0.0.0", port), handler)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print(f"{name}: listening on port {port}", flush=True)
+    try:
+        server.serve_forever()
+    except (SystemExit, KeyboardInterrupt):
+        pass
+    return 0

@@ -12,13 +12,12 @@ this runtime, see docs/images.md). Access lines go to stdout in nginx's combined
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import sys
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler
 
-from kubelet.images.httpserver import Server
+from kubelet.images.httpserver import serve
 
 WELCOME = """<!DOCTYPE html>
 <html>
@@ -67,15 +66,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main() -> int:
-    port = int(os.environ.get("NGINX_PORT") or 80)
-    server = Server(("0.0.0.0", port), Handler)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(SystemExit(0)))
-    print(f"nginx: listening on port {port}", flush=True)
-    try:
-        server.serve_forever()
-    except (SystemExit, KeyboardInterrupt):
-        pass
-    return 0
+    return serve("nginx", Handler, int(os.environ.get("NGINX_PORT") or 80))
 
 
 if __name__ == "__main__":

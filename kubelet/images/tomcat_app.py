@@ -9,12 +9,11 @@ what answers greets like MySQL) - what a student checks to see the Service wirin
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import sys
 from http.server import BaseHTTPRequestHandler
 
-from kubelet.images.httpserver import Server
+from kubelet.images.httpserver import reply, serve
 
 
 def mysql_check(host: str, port: int) -> str:
@@ -42,26 +41,14 @@ class Handler(BaseHTTPRequestHandler):
             f"<h2>Congratulations!!</h2>\n<p>Served by pod {socket.gethostname()}</p>\n"
             f"<p>MYSQL_SERVICE_HOST={host} MYSQL_SERVICE_PORT={port}</p>\n<p>{status}</p>\n</body></html>\n"
         ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        reply(self, body)
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         print(f'{self.client_address[0]} "{self.requestline}" {code}', flush=True)
 
 
 def main() -> int:
-    port = int(os.environ.get("PORT") or 8080)
-    server = Server(("0.0.0.0", port), Handler)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    print(f"tomcat-app: listening on port {port}", flush=True)
-    try:
-        server.serve_forever()
-    except (SystemExit, KeyboardInterrupt):
-        pass
-    return 0
+    return serve("tomcat-app", Handler, int(os.environ.get("PORT") or 8080))
 
 
 if __name__ == "__main__":
