@@ -138,7 +138,10 @@ def _load_json(raw: bytes) -> Any:
 
 
 def _load_yaml(raw: bytes) -> Any:
-    loader = _DuplicateNotingLoader(raw)
+    try:
+        loader = _DuplicateNotingLoader(raw)  # the reader checks the characters here already
+    except yaml.YAMLError as exc:
+        raise errors.bad_request(f"error decoding YAML body: {exc}") from None
     try:
         docs = []
         while loader.check_data():  # type: ignore[no-untyped-call]

@@ -309,3 +309,9 @@ def test_watch_is_parsed_as_kubernetes_parses_a_bool(api: httpx.Client, ns: str)
         assert first["type"] == "ADDED" and first["object"]["metadata"]["name"] == "cm"
     for no in ("false", "FALSE", "0"):
         assert api.get(url + f"?watch={no}").json()["kind"] == "ConfigMapList"
+
+
+def test_a_yaml_body_with_control_characters_is_a_bad_request(api: httpx.Client, ns: str) -> None:
+    # PyYAML's reader refuses NUL before the first token, while the loader is being built
+    r = api.post(f"/api/v1/namespaces/{ns}/pods", content=b"\x00", headers={"Content-Type": "application/yaml"})
+    assert "unacceptable character" in _status(r, 400, "BadRequest")["message"]
