@@ -34,8 +34,9 @@ from apiserver.handlers.common import bool_param, check_write_options, json_resp
 from apiserver.handlers.create import handle_create
 from apiserver.handlers.delete import handle_delete, handle_deletecollection
 from apiserver.handlers.ephemeral import handle_ephemeral_containers
+from apiserver.handlers.eviction import handle_eviction
 from apiserver.handlers.read import handle_get, handle_list
-from apiserver.handlers.subresources import handle_binding, handle_eviction, handle_finalize, handle_log
+from apiserver.handlers.subresources import handle_binding, handle_finalize, handle_log
 from apiserver.handlers.update import get_scale, handle_patch, handle_update
 from apiserver.handlers.watch import handle_watch
 from apiserver.openapi import routes as openapi_routes

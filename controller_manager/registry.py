@@ -34,6 +34,7 @@ CONTROLLERS: dict[str, str] = {
     "serviceaccount-token": "controller_manager.controllers.serviceaccount_token:TokensController",
     "root-ca-cert-publisher": "controller_manager.controllers.rootcacertpublisher:RootCACertPublisher",
     "resourcequota": "controller_manager.controllers.resourcequota:ResourceQuotaController",
+    "disruption": "controller_manager.controllers.disruption:DisruptionController",
 }
 # Controllers that need a file to do anything: without the flag they are skipped with a log line,
 # as kube-controller-manager skips serviceaccount-token when it has no private key.
@@ -63,7 +64,6 @@ NOT_IMPLEMENTED = {
     "ephemeral-volume",
     "clusterrole-aggregation",
     "endpointslicemirroring",
-    "disruption",
     "horizontalpodautoscaling",
 }
 

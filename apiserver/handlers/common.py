@@ -14,7 +14,7 @@ from fastapi import Request, Response
 
 from api import errors, fields, labels, schema
 from api.registry import ResourceType
-from apiserver.codec import dumps, duplicate_fields
+from apiserver.codec import decode_body, dumps, duplicate_fields
 from apiserver.objectmeta import meta
 
 Predicate = Callable[[dict[str, Any]], bool]
@@ -40,6 +40,14 @@ async def read_body(request: Request, limit: int) -> bytes:
             raise errors.too_large(limit)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def read_object_body(request: Request, limit: int) -> dict[str, Any]:
+    """The body of a subresource write (Binding, Eviction, a finalize Namespace): one JSON or YAML object."""
+    body = decode_body(await read_body(request, limit), request.headers.get("content-type"))
+    if not isinstance(body, dict):
+        raise errors.bad_request("the body must be a JSON object")
+    return body
 
 
 def list_predicate(rt: ResourceType, label_selector: str | None, field_selector: str | None) -> Predicate | None:

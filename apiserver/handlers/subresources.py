@@ -1,9 +1,8 @@
-"""Subresources that are verbs of their own: pods/binding, pods/eviction, pods/log, namespaces/finalize.
+"""Subresources that are verbs of their own: pods/binding, pods/log, namespaces/finalize (and pods/eviction).
 
 - binding: how the scheduler assigns a pod. It POSTs a Binding naming a node; the server sets
   `spec.nodeName` (once — a bound pod cannot be re-bound) and the PodScheduled condition.
-- eviction: a polite delete that honours disruption budgets (none exist yet here, so it is a
-  delete with the Eviction's DeleteOptions) — what `kubectl drain` uses.
+- eviction: a polite delete that honours disruption budgets — in eviction.py.
 - log: the API server proxies to the kubelet running the pod; logs never pass through storage.
 - finalize: the namespace controller's way to drop `spec.finalizers` once a namespace is empty.
 Each write honours `?dryRun=All` (an eviction also its DeleteOptions' dryRun): checked, not written.
@@ -18,10 +17,8 @@ from fastapi import Request, Response
 from fastapi.responses import StreamingResponse
 
 from api import errors, registry
-from apiserver import codec
 from apiserver.handlers import dryrun
-from apiserver.handlers.common import json_response, read_body
-from apiserver.handlers.delete import delete_object
+from apiserver.handlers.common import json_response, read_object_body
 from apiserver.handlers.update import finish_if_deletable
 from apiserver.objectmeta import now_rfc3339
 from apiserver.routing import RequestInfo
@@ -30,18 +27,10 @@ if TYPE_CHECKING:
     from apiserver.server import APIServer
 
 
-async def _body(server: APIServer, request: Request) -> dict[str, Any]:
-    raw = await read_body(request, server.config.max_request_bytes)
-    body = codec.decode_body(raw, request.headers.get("content-type"))
-    if not isinstance(body, dict):
-        raise errors.bad_request("the body must be a JSON object")
-    return body
-
-
 async def handle_binding(server: APIServer, request: Request, info: RequestInfo) -> Response:
     assert info.name is not None
     dry_run = dryrun.from_query(request, dryrun.CREATE)
-    binding = await _body(server, request)
+    binding = await read_object_body(request, server.config.max_request_bytes)
     target = binding.get("target") or {}
     node = target.get("name")
     if not node:
@@ -72,21 +61,10 @@ async def handle_binding(server: APIServer, request: Request, info: RequestInfo)
     return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
 
 
-async def handle_eviction(server: APIServer, request: Request, info: RequestInfo) -> Response:
-    assert info.name is not None
-    eviction = await _body(server, request)
-    opts = eviction.get("deleteOptions") or {}
-    if not isinstance(opts, dict):
-        raise errors.bad_request("deleteOptions must be a JSON object")
-    dryrun.for_eviction(request, opts)
-    await delete_object(server, info.rt, info.namespace, info.name, opts)
-    return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
-
-
 async def handle_finalize(server: APIServer, request: Request, info: RequestInfo) -> Response:
     assert info.name is not None
     dry_run = dryrun.from_query(request, dryrun.UPDATE)
-    body = await _body(server, request)
+    body = await read_object_body(request, server.config.max_request_bytes)
     finalizers = (body.get("spec") or {}).get("finalizers") or []
 
     def finalize(ns: dict[str, Any]) -> dict[str, Any]:
