@@ -66,6 +66,15 @@ def run(
         str, typer.Option("--resource-quota-sync-period", help="Recount every quota this often.")
     ] = "5m",
     terminated_pod_gc_threshold: Annotated[int, typer.Option("--terminated-pod-gc-threshold")] = 12500,
+    pvclaimbinder_sync_period: Annotated[
+        str, typer.Option("--pvclaimbinder-sync-period", help="Look at every volume and claim again this often.")
+    ] = "15s",
+    enable_hostpath_provisioner: Annotated[
+        bool, typer.Option("--enable-hostpath-provisioner", help="Provision kubernetes.io/host-path volumes.")
+    ] = False,
+    hostpath_provisioner_root: Annotated[
+        str, typer.Option("--hostpath-provisioner-root", help="Where host-path volumes are made (mini-k8s only).")
+    ] = "/tmp/hostpath_pv",
     concurrent_rc_syncs: Annotated[int, typer.Option("--concurrent-rc-syncs")] = 5,
     concurrent_replicaset_syncs: Annotated[int, typer.Option("--concurrent-replicaset-syncs")] = 5,
     concurrent_deployment_syncs: Annotated[int, typer.Option("--concurrent-deployment-syncs")] = 5,
@@ -114,6 +123,9 @@ def run(
             deployment_controller_sync_period=parse_duration(deployment_controller_sync_period),
             resource_quota_sync_period=parse_duration(resource_quota_sync_period),
             terminated_pod_gc_threshold=terminated_pod_gc_threshold,
+            pvclaimbinder_sync_period=parse_duration(pvclaimbinder_sync_period),
+            enable_hostpath_provisioner=enable_hostpath_provisioner,
+            hostpath_provisioner_root=hostpath_provisioner_root,
             concurrent_syncs={
                 "replicationcontroller": concurrent_rc_syncs,
                 "replicaset": concurrent_replicaset_syncs,

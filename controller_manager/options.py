@@ -44,6 +44,12 @@ class ManagerOptions:
     deployment_controller_sync_period: float = 30.0
     resource_quota_sync_period: float = 300.0
     terminated_pod_gc_threshold: int = 12500
+    # persistent volumes: the binder's resync, and kube-controller-manager's development provisioner
+    # (Kubernetes makes its volumes under /tmp/hostpath_pv; the root is a flag here so that
+    # `mini-k8s up` can keep them in its data directory)
+    pvclaimbinder_sync_period: float = 15.0
+    enable_hostpath_provisioner: bool = False
+    hostpath_provisioner_root: str = "/tmp/hostpath_pv"
     # how many keys each controller reconciles at once (--concurrent-<name>-syncs)
     concurrent_syncs: dict[str, int] = field(default_factory=dict)
     # endpointslice controller: endpoints per slice (--max-endpoints-per-slice)

@@ -35,6 +35,7 @@ CONTROLLERS: dict[str, str] = {
     "root-ca-cert-publisher": "controller_manager.controllers.rootcacertpublisher:RootCACertPublisher",
     "resourcequota": "controller_manager.controllers.resourcequota:ResourceQuotaController",
     "disruption": "controller_manager.controllers.disruption:DisruptionController",
+    "persistentvolume-binder": "controller_manager.controllers.persistentvolume:PersistentVolumeController",
 }
 # Controllers that need a file to do anything: without the flag they are skipped with a log line,
 # as kube-controller-manager skips serviceaccount-token when it has no private key.
@@ -56,7 +57,6 @@ NOT_IMPLEMENTED = {
     "route",
     "service",
     "cloud-node-lifecycle",
-    "persistentvolume-binder",
     "persistentvolume-expander",
     "attachdetach",
     "pvc-protection",

@@ -3,8 +3,8 @@
 In Kubernetes, admission is where cluster policy lives — things no single object can know about:
 does the namespace exist? what service account should a pod run as? how long should a pod stay on
 an unreachable node? Each plugin here is one such rule, in its own file, run in the order of
-DESIGN §4: NamespaceLifecycle, ServiceAccount, LimitRanger,
-DefaultTolerationSeconds. A plugin may mutate the object (`admit`) or refuse it (raise a Status
+DESIGN §4: NamespaceLifecycle, ServiceAccount, LimitRanger, DefaultTolerationSeconds, then
+DefaultStorageClass. A plugin may mutate the object (`admit`) or refuse it (raise a Status
 error); the chain runs them all and stops at the first refusal.
 
 Validating plugins (`validate`) run after the object passed validation, just before it is
@@ -63,6 +63,7 @@ class AdmissionChain:
 
 
 def default_chain(server: APIServer) -> AdmissionChain:
+    from apiserver.admission.default_storage_class import DefaultStorageClass
     from apiserver.admission.default_tolerations import DefaultTolerationSeconds
     from apiserver.admission.limit_ranger import LimitRanger
     from apiserver.admission.namespace_lifecycle import NamespaceLifecycle
@@ -77,6 +78,7 @@ def default_chain(server: APIServer) -> AdmissionChain:
             DefaultTolerationSeconds(
                 server.config.default_not_ready_toleration_seconds, server.config.default_unreachable_toleration_seconds
             ),
+            DefaultStorageClass(server),
         ],
         [limit_ranger, ResourceQuota(server)],
     )
