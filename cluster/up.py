@@ -19,7 +19,9 @@ import time
 
 import typer
 
-from client import ConfigError, write_context
+from api.errors import StatusError
+from client import ConfigError, ConnectionFailed, write_context
+from cluster.addons import ensure_addons
 from cluster.plan import ClusterOptions, Component, plan
 from cluster.processes import Handle, log_tail, spawn, stop_all
 from cluster.readiness import Interrupted, Prober, StartupError, node_ready, wait_for
@@ -119,6 +121,11 @@ async def _bring_up(
     except (ConfigError, OSError) as exc:
         raise StartupError(f"cannot write the kubeconfig: {exc}") from exc
     say(f'✓ kubeconfig: context "{CONTEXT}" written to {path} (now the current context)')
+    try:
+        for line in await ensure_addons(prober.api):
+            say(f"✓ {line}")
+    except (StatusError, ConnectionFailed) as exc:
+        raise StartupError(f"cannot create the cluster's default objects: {exc}", api.name) from exc
 
     started = time.time()  # a Node counts as Ready only with a heartbeat from after this
     for c in rest:

@@ -163,6 +163,19 @@ def test_up_detached_serves_ready_nodes_writes_kubeconfig_down_stops_all_and_a_s
             ["node-1", "Ready"], ["node-2", "Ready"],
         ], got.stdout  # fmt: skip
 
+    # the default StorageClass: a claim without a class gets a host-path volume in the data dir
+    assert '✓ StorageClass "standard" (default)' in result.stdout
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+           "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}  # fmt: skip
+    assert httpx.post(f"{cluster.url}/api/v1/namespaces/default/persistentvolumeclaims", json=pvc).status_code == 201
+
+    def bound_volume() -> str:
+        got = httpx.get(f"{cluster.url}/api/v1/namespaces/default/persistentvolumeclaims/data").json()
+        return got["spec"].get("volumeName", "") if got.get("status", {}).get("phase") == "Bound" else ""
+
+    volume = httpx.get(f"{cluster.url}/api/v1/persistentvolumes/{wait_for(bound_volume, what='claim Bound')}").json()
+    assert Path(volume["spec"]["hostPath"]["path"]).parent == cluster.data_dir / "hostpath_pv"
+
     # a second `up` on a running data dir refuses, and changes nothing
     again = cluster.up(2)
     assert again.returncode == 1
