@@ -63,7 +63,6 @@ async def open_storage(config: ServerConfig) -> storage.Storage:
 
 def create_app(config: ServerConfig) -> APIFront:
     """The ASGI application uvicorn serves: the REST API through front.py, the rest through FastAPI."""
-
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         server = APIServer(config, await open_storage(config))

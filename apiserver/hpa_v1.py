@@ -54,20 +54,15 @@ def to_v2(obj: Obj) -> Obj:
     spec = dict(obj.get("spec") or {})
     cpu = spec.pop("targetCPUUtilizationPercentage", None)
     if cpu is not None:
-        spec["metrics"] = [
-            {
-                "type": "Resource",
-                "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": cpu}},
-            }
-        ]
+        spec["metrics"] = [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": cpu}}}]
     out["spec"] = spec
     if "status" in obj:
         status = dict(obj.get("status") or {})
         current = status.pop("currentCPUUtilizationPercentage", None)
         if current is not None:
-            status["currentMetrics"] = [
-                {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": current}}}
-            ]
+            status["currentMetrics"] = [{"type": "Resource", "resource": {
+                "name": "cpu", "current": {"averageUtilization": current}}}]
         out["status"] = status
     return out
 
@@ -123,13 +118,7 @@ async def _patch(server: Any, request: Request, v1: ResourceType, info: RequestI
         return _keep_what_v1_cannot_say(new, old)
 
     new = await update_object(
-        server,
-        info.rt,
-        info.namespace,
-        info.name,
-        patched,
-        subresource=info.subresource,
-        dry_run=dry_run,
+        server, info.rt, info.namespace, info.name, patched, subresource=info.subresource, dry_run=dry_run,
         track_fields=update_tracker(request, info),
     )
     return json_response(to_v1(new), 200)

@@ -93,9 +93,8 @@ def run(
         watch_buffer_events=watch_buffer_events,
     )
     if max_requests_inflight < 0 or max_mutating_requests_inflight < 0 or watch_buffer_events < 1:
-        raise typer.BadParameter(
-            "--max-requests-inflight and --max-mutating-requests-inflight must be >= 0, --watch-buffer-events >= 1"
-        )
+        raise typer.BadParameter("--max-requests-inflight and --max-mutating-requests-inflight must be >= 0, "
+                                 "--watch-buffer-events >= 1")
     from apiserver.app import create_app
 
     uvicorn.run(

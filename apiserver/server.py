@@ -27,16 +27,10 @@ log = logging.getLogger("apiserver")
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SYSTEM_PRIORITY_CLASSES = (
-    (
-        "system-node-critical",
-        2_000_001_000,
-        "Used for system critical pods that must not be moved from their current node.",
-    ),
-    (
-        "system-cluster-critical",
-        2_000_000_000,
-        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
-    ),
+    ("system-node-critical", 2_000_001_000,
+     "Used for system critical pods that must not be moved from their current node."),
+    ("system-cluster-critical", 2_000_000_000,
+     "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
 )
 
 
@@ -138,19 +132,15 @@ class APIServer:
     async def _bootstrap_discovery_and_priorities(self) -> None:
         """The `kubernetes` Service's EndpointSlice (what kube-proxy and `kubectl describe svc`
         read) and the two built-in PriorityClasses, as kube-apiserver creates them."""
-        slice_rt, pc_rt = (
-            registry.by_key(k) for k in ("endpointslices.discovery.k8s.io", "priorityclasses.scheduling.k8s.io")
-        )
+        slice_rt, pc_rt = (registry.by_key(k) for k in ("endpointslices.discovery.k8s.io",
+                                                         "priorityclasses.scheduling.k8s.io"))
         assert slice_rt and pc_rt
         await self._ensure(
             slice_rt,
             "default",
             {
-                "metadata": {
-                    "name": "kubernetes",
-                    "namespace": "default",
-                    "labels": {"kubernetes.io/service-name": "kubernetes"},
-                },
+                "metadata": {"name": "kubernetes", "namespace": "default",
+                             "labels": {"kubernetes.io/service-name": "kubernetes"}},
                 "addressType": "IPv4",
                 "endpoints": [{"addresses": [self.config.advertise_address], "conditions": {"ready": True}}],
                 "ports": [{"name": "https", "port": self.config.port, "protocol": "TCP"}],

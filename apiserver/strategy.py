@@ -19,23 +19,12 @@ from api.registry import ResourceType
 from apiserver.objectmeta import clone, new_uid, now_rfc3339, spec_of
 
 # The kinds whose Kubernetes strategy sets metadata.generation (1 on create, +1 per spec change).
-GENERATION_KINDS = frozenset(
-    {
-        "deployments.apps",
-        "replicasets.apps",
-        "statefulsets.apps",
-        "daemonsets.apps",
-        "replicationcontrollers",
-        "jobs.batch",
-        "cronjobs.batch",
-        "horizontalpodautoscalers.autoscaling",
-        "poddisruptionbudgets.policy",
-        "ingresses.networking.k8s.io",
-        "ingressclasses.networking.k8s.io",
-        "networkpolicies.networking.k8s.io",
-        "endpointslices.discovery.k8s.io",
-    }
-)
+GENERATION_KINDS = frozenset({
+    "deployments.apps", "replicasets.apps", "statefulsets.apps", "daemonsets.apps", "replicationcontrollers",
+    "jobs.batch", "cronjobs.batch", "horizontalpodautoscalers.autoscaling", "poddisruptionbudgets.policy",
+    "ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io", "networkpolicies.networking.k8s.io",
+    "endpointslices.discovery.k8s.io",
+})
 
 
 def has_status(rt: ResourceType) -> bool:

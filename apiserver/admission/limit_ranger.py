@@ -34,9 +34,8 @@ class LimitRanger:
 
     async def _items(self, namespace: str | None) -> list[dict[str, Any]]:
         ranges, _ = await self.server.cache(self.rt).snapshot()
-        mine = sorted(
-            (r for r in ranges if r["metadata"].get("namespace") == namespace), key=lambda r: r["metadata"]["name"]
-        )
+        mine = sorted((r for r in ranges if r["metadata"].get("namespace") == namespace),
+                      key=lambda r: r["metadata"]["name"])
         return [item for r in mine for item in (r.get("spec") or {}).get("limits") or []]
 
     async def admit(self, attrs: Attributes) -> None:

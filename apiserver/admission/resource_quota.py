@@ -71,21 +71,20 @@ class ResourceQuota:
             after = {r: used[r] + q for r, q in wanted.items()}
             exceeded = sorted(r for r in wanted if after[r] > hard[r])
             if exceeded:
-                raise self._forbidden(
-                    attrs,
-                    (
-                        f"exceeded quota: {name}, requested: {quota.pretty({r: wanted[r] for r in exceeded})}, "
-                        f"used: {quota.pretty({r: used[r] for r in exceeded})}, "
-                        f"limited: {quota.pretty({r: hard[r] for r in exceeded})}"
-                    ),
-                )
+                raise self._forbidden(attrs, (
+                    f"exceeded quota: {name}, requested: {quota.pretty({r: wanted[r] for r in exceeded})}, "
+                    f"used: {quota.pretty({r: used[r] for r in exceeded})}, "
+                    f"limited: {quota.pretty({r: hard[r] for r in exceeded})}"
+                ))
             if attrs.dry_run:
                 return None
             status["used"] = {**(status.get("used") or {}), **format_resource_list(after)}
             current["status"] = status
             return current
 
-        await self.server.store(self.rt).guaranteed_update(attrs.namespace, name, charged, attempts=CHARGE_ATTEMPTS)
+        await self.server.store(self.rt).guaranteed_update(
+            attrs.namespace, name, charged, attempts=CHARGE_ATTEMPTS
+        )
 
     @staticmethod
     def _forbidden(attrs: Attributes, reason: str) -> errors.StatusError:

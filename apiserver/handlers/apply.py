@@ -76,11 +76,8 @@ async def handle_apply(
         except errors.NotFoundError:
             if info.subresource:
                 raise
-            live = {
-                "apiVersion": info.rt.api_version,
-                "kind": info.rt.kind,
-                "metadata": {k: v for k, v in config["metadata"].items() if k in ("name", "namespace")},
-            }
+            live = {"apiVersion": info.rt.api_version, "kind": info.rt.kind,
+                    "metadata": {k: v for k, v in config["metadata"].items() if k in ("name", "namespace")}}
             try:
                 created = await create_object(
                     server, info.rt, info.namespace, _applied(info, config, manager, force, live), dry_run=dry_run
@@ -89,12 +86,8 @@ async def handle_apply(
                 continue  # someone created it meanwhile: apply to theirs
             return json_response(created, 201, warnings)
         new = await update_object(
-            server,
-            info.rt,
-            info.namespace,
-            info.name,
-            lambda old: _applied(info, config, manager, force, old),
-            subresource=info.subresource,
+            server, info.rt, info.namespace, info.name,
+            lambda old: _applied(info, config, manager, force, old), subresource=info.subresource,
             dry_run=dry_run,
         )
         return json_response(new, 200, warnings)

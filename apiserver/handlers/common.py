@@ -158,7 +158,7 @@ def int_param(request: Request, name: str, default: int | None = None) -> int | 
             raise ValueError
         value = int(raw)
     except ValueError:
-        raise errors.bad_request(f"strconv.ParseInt: parsing {json.dumps(raw)}: invalid syntax") from None
+        raise errors.bad_request(f'strconv.ParseInt: parsing {json.dumps(raw)}: invalid syntax') from None
     if not -(2**63) <= value < 2**63:
         raise errors.bad_request(f"strconv.ParseInt: parsing {json.dumps(raw)}: value out of range")
     return value
@@ -200,40 +200,26 @@ def check_list_options(request: Request, watch: bool) -> None:
     causes: list[errors.FieldError] = []
     if watch:
         if q.get("sendInitialEvents") is not None and match != "NotOlderThan":
-            causes.append(
-                errors.field_forbidden(
-                    "resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
-                )
-            )
+            causes.append(errors.field_forbidden(
+                "resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
         elif q.get("sendInitialEvents") is None and match:
-            causes.append(
-                errors.field_forbidden(
-                    "resourceVersionMatch",
-                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-                )
-            )
+            causes.append(errors.field_forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ))
     elif match:
         if not rv:
-            causes.append(
-                errors.field_forbidden(
-                    "resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"
-                )
-            )
+            causes.append(errors.field_forbidden("resourceVersionMatch",
+                                           "resourceVersionMatch is forbidden unless resourceVersion is provided"))
         if q.get("continue"):
-            causes.append(
-                errors.field_forbidden(
-                    "resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"
-                )
-            )
+            causes.append(errors.field_forbidden("resourceVersionMatch",
+                                           "resourceVersionMatch is forbidden when continue is provided"))
         if match not in ("Exact", "NotOlderThan"):
             causes.append(errors.not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]))
         if q.get("sendInitialEvents") is not None:
             causes.append(errors.field_forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
         if match == "Exact" and rv == "0":
-            causes.append(
-                errors.field_forbidden(
-                    "resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'
-                )
-            )
+            causes.append(errors.field_forbidden("resourceVersionMatch",
+                                           'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
     if causes:
         raise errors.invalid("ListOptions", "meta.k8s.io", "", causes)

@@ -35,12 +35,7 @@ _GENERATE_ATTEMPTS = 5
 
 
 async def create_object(
-    server: APIServer,
-    rt: ResourceType,
-    namespace: str | None,
-    obj: dict[str, Any],
-    *,
-    dry_run: bool = False,
+    server: APIServer, rt: ResourceType, namespace: str | None, obj: dict[str, Any], *, dry_run: bool = False,
     track_fields: Callable[[None, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     obj = check_body_identity(rt, obj, namespace)
@@ -59,10 +54,7 @@ async def create_object(
 
 
 async def _create_once(
-    server: APIServer,
-    rt: ResourceType,
-    obj: dict[str, Any],
-    dry_run: bool,
+    server: APIServer, rt: ResourceType, obj: dict[str, Any], dry_run: bool,
     track_fields: Callable[[None, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     prepare_for_create(rt, obj)

@@ -202,3 +202,4 @@ async def handle_deletecollection(server: APIServer, request: Request, info: Req
         "items": deleted,
     }
     return json_response(body, 200)
+

@@ -147,13 +147,7 @@ async def handle_update(server: APIServer, request: Request, info: RequestInfo) 
         return obj
 
     new = await update_object(
-        server,
-        info.rt,
-        info.namespace,
-        info.name,
-        replaced,
-        subresource=info.subresource,
-        dry_run=dry_run,
+        server, info.rt, info.namespace, info.name, replaced, subresource=info.subresource, dry_run=dry_run,
         track_fields=update_tracker(request, info),
     )
     return json_response(new, 200, warnings)
@@ -192,9 +186,7 @@ async def handle_patch(server: APIServer, request: Request, info: RequestInfo) -
         return await handle_apply(server, request, info, raw, dry_run=dry_run)
     if request.query_params.get("force"):
         raise errors.invalid(
-            "PatchOptions",
-            "meta.k8s.io",
-            "",
+            "PatchOptions", "meta.k8s.io", "",
             [errors.field_forbidden("force", "may not be specified for non-apply patch")],
         )
     patch = codec.decode_body(raw, codec.JSON, allow=codec.PATCH_TYPES)
@@ -203,7 +195,9 @@ async def handle_patch(server: APIServer, request: Request, info: RequestInfo) -
         def patched_scale(scale: dict[str, Any]) -> dict[str, Any]:
             return apply_patch(info.rt, scale, patch, ctype)
 
-        return json_response(await _update_scale(server, info, patched_scale, dry_run, update_tracker(request, info)))
+        return json_response(
+            await _update_scale(server, info, patched_scale, dry_run, update_tracker(request, info))
+        )
     warnings: list[str] = []
 
     def patched(old: dict[str, Any]) -> dict[str, Any]:
@@ -213,13 +207,7 @@ async def handle_patch(server: APIServer, request: Request, info: RequestInfo) -
         return new
 
     new = await update_object(
-        server,
-        info.rt,
-        info.namespace,
-        info.name,
-        patched,
-        subresource=info.subresource,
-        dry_run=dry_run,
+        server, info.rt, info.namespace, info.name, patched, subresource=info.subresource, dry_run=dry_run,
         track_fields=update_tracker(request, info),
     )
     return json_response(new, 200, warnings)
@@ -248,10 +236,7 @@ async def get_scale(server: APIServer, info: RequestInfo) -> dict[str, Any]:
 
 
 async def _update_scale(
-    server: APIServer,
-    info: RequestInfo,
-    change: Callable[[dict[str, Any]], Any],
-    dry_run: bool = False,
+    server: APIServer, info: RequestInfo, change: Callable[[dict[str, Any]], Any], dry_run: bool = False,
     track_fields: TrackFields | None = None,
 ) -> dict[str, Any]:
     assert info.name is not None

@@ -53,9 +53,8 @@ class Documents:
     v3: dict[str, Document]  # "api/v1", "apis/apps/v1", ...
 
     def v3_index(self) -> dict[str, Any]:
-        return {
-            "paths": {key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={doc.hash}"} for key, doc in self.v3.items()}
-        }
+        return {"paths": {key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={doc.hash}"}
+                          for key, doc in self.v3.items()}}
 
 
 def _document(obj: dict[str, Any]) -> Document:

@@ -65,16 +65,8 @@ REQUIRED: dict[str, list[str]] = {
     "NodeAddress": ["type", "address"],
     "NodeCondition": _CONDITION,
     "NodeSystemInfo": [
-        "machineID",
-        "systemUUID",
-        "bootID",
-        "kernelVersion",
-        "osImage",
-        "containerRuntimeVersion",
-        "kubeletVersion",
-        "kubeProxyVersion",
-        "operatingSystem",
-        "architecture",
+        "machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion",
+        "kubeletVersion", "kubeProxyVersion", "operatingSystem", "architecture",
     ],
     "ReplicationControllerCondition": _CONDITION,
     "ReplicationControllerStatus": ["replicas"],
@@ -132,12 +124,8 @@ _ATOMIC_MAP = {"x-kubernetes-map-type": "atomic"}
 # Model class name -> field wire name -> list/map markers (patch markers come from api/patch/schema.py).
 LIST_FACTS: dict[str, dict[str, dict[str, Any]]] = {
     "ObjectMeta": {"finalizers": {"x-kubernetes-list-type": "set"}, "ownerReferences": _map("uid")},
-    "Container": {
-        "ports": _map("containerPort", "protocol"),
-        "resizePolicy": _atomic(),
-        "command": _atomic(),
-        "args": _atomic(),
-    },
+    "Container": {"ports": _map("containerPort", "protocol"), "resizePolicy": _atomic(),
+                  "command": _atomic(), "args": _atomic()},
     "PodSpec": {
         "nodeSelector": _ATOMIC_MAP,
         "resourceClaims": _map("name"),
@@ -163,13 +151,8 @@ LIST_FACTS: dict[str, dict[str, dict[str, Any]]] = {
     "HPAScalingRules": {"policies": _atomic()},
     "JobStatus": {"conditions": _atomic()},
     "CronJobStatus": {"active": _atomic()},
-    "PolicyRule": {
-        "verbs": _atomic(),
-        "apiGroups": _atomic(),
-        "resources": _atomic(),
-        "resourceNames": _atomic(),
-        "nonResourceURLs": _atomic(),
-    },
+    "PolicyRule": {"verbs": _atomic(), "apiGroups": _atomic(), "resources": _atomic(),
+                   "resourceNames": _atomic(), "nonResourceURLs": _atomic()},
     "ClusterRole": {"rules": _atomic()},
     "Role": {"rules": _atomic()},
     "RoleBinding": {"subjects": _atomic()},
@@ -180,13 +163,8 @@ LIST_FACTS: dict[str, dict[str, dict[str, Any]]] = {
 # Status types whose `conditions` merge by `type` (api/patch/schema.py folds them into one
 # pseudo-type, "WorkloadStatus"; Kubernetes tags each of them).
 CONDITION_STATUSES = (
-    "DeploymentStatus",
-    "ReplicaSetStatus",
-    "DaemonSetStatus",
-    "StatefulSetStatus",
-    "JobStatus",
-    "ReplicationControllerStatus",
-    "HorizontalPodAutoscalerStatus",
+    "DeploymentStatus", "ReplicaSetStatus", "DaemonSetStatus", "StatefulSetStatus", "JobStatus",
+    "ReplicationControllerStatus", "HorizontalPodAutoscalerStatus",
 )
 # Fields tagged merge in Kubernetes that api/patch/schema.py does not need for patching.
 EXTRA_PATCH: dict[str, dict[str, tuple[str, str]]] = {

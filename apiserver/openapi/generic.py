@@ -39,11 +39,11 @@ def role_description(field: str, owner: str, top_level: bool, is_list: bool) -> 
 def value_definitions(openapi_v3: bool) -> dict[str, dict[str, Any]]:
     """IntOrString, Quantity, Time and MicroTime as definitions in the given OpenAPI flavour."""
     int_or_string: dict[str, Any] = {
-        "description": 'A value that is either a 32-bit integer or a string, e.g. a port (8080 or "http") or an amount (1 or "25%").',  # noqa: E501
+        "description": "A value that is either a 32-bit integer or a string, e.g. a port (8080 or \"http\") or an amount (1 or \"25%\").",  # noqa: E501
         "format": "int-or-string",
     }
     quantity: dict[str, Any] = {
-        "description": 'An amount of a resource as a decimal number with an optional suffix: "250m" (0.25), "64Mi" (64 * 2^20), "1G" (10^9), or a plain number.',  # noqa: E501
+        "description": "An amount of a resource as a decimal number with an optional suffix: \"250m\" (0.25), \"64Mi\" (64 * 2^20), \"1G\" (10^9), or a plain number.",  # noqa: E501
     }
     if openapi_v3:
         int_or_string["oneOf"] = [{"type": "integer"}, {"type": "string"}]
@@ -55,7 +55,7 @@ def value_definitions(openapi_v3: bool) -> dict[str, dict[str, Any]]:
         names.IntOrString: int_or_string,
         names.Quantity: quantity,
         names.Time: {
-            "description": 'A point in time in RFC 3339 form with second precision, e.g. "2024-01-02T03:04:05Z".',
+            "description": "A point in time in RFC 3339 form with second precision, e.g. \"2024-01-02T03:04:05Z\".",
             "type": "string",
             "format": "date-time",
         },

@@ -42,62 +42,30 @@ def _query(name: str, type_: str, description: str) -> dict[str, Any]:
 
 
 _LIST_PARAMS = [
-    _query(
-        "allowWatchBookmarks",
-        "boolean",
-        "With watch: also send BOOKMARK events that only carry a newer resourceVersion.",
-    ),  # noqa: E501
-    _query(
-        "continue", "string", "The token from a previous page's metadata.continue: read the next page of the same list."
-    ),  # noqa: E501
-    _query(
-        "fieldSelector",
-        "string",
-        "Keep only objects whose fields match, e.g. `spec.nodeName=node-1,status.phase!=Running`.",
-    ),  # noqa: E501
+    _query("allowWatchBookmarks", "boolean", "With watch: also send BOOKMARK events that only carry a newer resourceVersion."),  # noqa: E501
+    _query("continue", "string", "The token from a previous page's metadata.continue: read the next page of the same list."),  # noqa: E501
+    _query("fieldSelector", "string", "Keep only objects whose fields match, e.g. `spec.nodeName=node-1,status.phase!=Running`."),  # noqa: E501
     _query("labelSelector", "string", "Keep only objects whose labels match, e.g. `app=web,tier in (front,back)`."),
     _query("limit", "integer", "Return at most this many objects, and a continue token when more exist."),
     _query("resourceVersion", "string", "List: serve from at least this version. Watch: send the changes after it."),
     _query("timeoutSeconds", "integer", "End a watch after this many seconds."),
     _query("watch", "boolean", "Stream ADDED, MODIFIED and DELETED events instead of returning a list."),
 ]
-_DRY_RUN = _query(
-    "dryRun",
-    "string",
-    "`All`: run every step (defaulting, admission, validation) and answer as the write would, but store nothing.",
-)  # noqa: E501
+_DRY_RUN = _query("dryRun", "string", "`All`: run every step (defaulting, admission, validation) and answer as the write would, but store nothing.")  # noqa: E501
 _WRITE_PARAMS = [
     _DRY_RUN,
-    _query(
-        "fieldValidation",
-        "string",
-        "What to do with fields the schema does not know: `Ignore`, `Warn` (the default: keep going and answer with a Warning header) or `Strict` (refuse the request).",
-    ),  # noqa: E501
+    _query("fieldValidation", "string", "What to do with fields the schema does not know: `Ignore`, `Warn` (the default: keep going and answer with a Warning header) or `Strict` (refuse the request)."),  # noqa: E501
 ]
 _DELETE_PARAMS = [
     _DRY_RUN,
     _query("gracePeriodSeconds", "integer", "Seconds the object may take to terminate; 0 deletes at once."),
     _query("orphanDependents", "boolean", "Deprecated: use propagationPolicy=Orphan."),
-    _query(
-        "propagationPolicy",
-        "string",
-        "What happens to dependents: `Orphan`, `Background` (the default) or `Foreground`.",
-    ),  # noqa: E501
+    _query("propagationPolicy", "string", "What happens to dependents: `Orphan`, `Background` (the default) or `Foreground`."),  # noqa: E501
 ]
-_NAME = {
-    "name": "name",
-    "in": "path",
-    "description": "The name of the object.",
-    "required": True,
-    "schema": {"type": "string", "uniqueItems": True},
-}
-_NAMESPACE = {
-    "name": "namespace",
-    "in": "path",
-    "description": "The namespace of the object.",
-    "required": True,
-    "schema": {"type": "string", "uniqueItems": True},
-}
+_NAME = {"name": "name", "in": "path", "description": "The name of the object.", "required": True,
+         "schema": {"type": "string", "uniqueItems": True}}
+_NAMESPACE = {"name": "namespace", "in": "path", "description": "The namespace of the object.", "required": True,
+              "schema": {"type": "string", "uniqueItems": True}}
 
 
 def _content(schema: dict[str, Any], types: tuple[str, ...] = _JSON_TYPES) -> dict[str, Any]:
@@ -117,7 +85,7 @@ def _gvk(group: str, version: str, kind: str) -> dict[str, str]:
 
 
 def _id_prefix(rt: ResourceType) -> str:
-    """ "CoreV1", "AppsV1", "RbacAuthorizationV1", "CoordinationV1"."""
+    """"CoreV1", "AppsV1", "RbacAuthorizationV1", "CoordinationV1"."""
     group = rt.group.removesuffix(".k8s.io") if rt.group else "core"
     return "".join(part[:1].upper() + part[1:] for part in group.split(".")) + rt.version.capitalize()
 
@@ -138,16 +106,8 @@ class _Ops:
         self.scoped = "Namespaced" if rt.namespaced else ""
         self.gvk = _gvk(rt.group, rt.version, rt.kind)
 
-    def op(
-        self,
-        verb: str,
-        action: str,
-        what: str,
-        description: str,
-        gvk: dict[str, str] | None = None,
-        params: list[dict[str, Any]] | None = None,
-        **extra: Any,
-    ) -> Operation:
+    def op(self, verb: str, action: str, what: str, description: str, gvk: dict[str, str] | None = None,
+           params: list[dict[str, Any]] | None = None, **extra: Any) -> Operation:
         operation: Operation = {
             "tags": [_tag(self.rt)],
             "description": description,
@@ -164,67 +124,30 @@ class _Ops:
     def collection(self) -> dict[str, Any]:
         kind, obj, lst = self.rt.kind, ref(self.model), ref(self.list_model)
         item: dict[str, Any] = {
-            "get": self.op(
-                "list",
-                "list",
-                f"{self.scoped}{kind}",
-                f"list or watch objects of kind {kind}",
-                params=_LIST_PARAMS,
-                responses=_responses(lst, "200", stream=True),
-            ),
-            "post": self.op(
-                "create",
-                "post",
-                f"{self.scoped}{kind}",
-                f"create a {kind}",
-                params=_WRITE_PARAMS,
-                requestBody={"content": _content(obj, ("*/*",)), "required": True},
-                responses=_responses(obj, "200", "201", "202"),
-            ),
+            "get": self.op("list", "list", f"{self.scoped}{kind}", f"list or watch objects of kind {kind}",
+                           params=_LIST_PARAMS, responses=_responses(lst, "200", stream=True)),
+            "post": self.op("create", "post", f"{self.scoped}{kind}", f"create a {kind}", params=_WRITE_PARAMS,
+                            requestBody={"content": _content(obj, ("*/*",)), "required": True},
+                            responses=_responses(obj, "200", "201", "202")),
         }
         if "deletecollection" in self.rt.verbs:
-            item["delete"] = self.op(
-                "delete",
-                "deletecollection",
-                f"Collection{self.scoped}{kind}",
-                f"delete collection of {kind}",
-                params=_LIST_PARAMS[:-1] + _DELETE_PARAMS,
-                responses=_responses(ref(_status()), "200"),
-            )
+            item["delete"] = self.op("delete", "deletecollection", f"Collection{self.scoped}{kind}",
+                                     f"delete collection of {kind}", params=_LIST_PARAMS[:-1] + _DELETE_PARAMS,
+                                     responses=_responses(ref(_status()), "200"))
         return item
 
     def object(self) -> dict[str, Any]:
         kind, obj = self.rt.kind, ref(self.model)
         return {
-            "get": self.op(
-                "read", "get", f"{self.scoped}{kind}", f"read the specified {kind}", responses=_responses(obj, "200")
-            ),
-            "put": self.op(
-                "replace",
-                "put",
-                f"{self.scoped}{kind}",
-                f"replace the specified {kind}",
-                params=_WRITE_PARAMS,
-                requestBody={"content": _content(obj, ("*/*",)), "required": True},
-                responses=_responses(obj, "200", "201"),
-            ),
-            "patch": self.op(
-                "patch",
-                "patch",
-                f"{self.scoped}{kind}",
-                f"partially update the specified {kind}",
-                params=_WRITE_PARAMS,
-                requestBody=_patch_body(),
-                responses=_responses(obj, "200", "201"),
-            ),
-            "delete": self.op(
-                "delete",
-                "delete",
-                f"{self.scoped}{kind}",
-                f"delete a {kind}",
-                params=_DELETE_PARAMS,
-                responses=_responses(obj, "200", "202"),
-            ),
+            "get": self.op("read", "get", f"{self.scoped}{kind}", f"read the specified {kind}",
+                           responses=_responses(obj, "200")),
+            "put": self.op("replace", "put", f"{self.scoped}{kind}", f"replace the specified {kind}",
+                           params=_WRITE_PARAMS, requestBody={"content": _content(obj, ("*/*",)), "required": True},
+                           responses=_responses(obj, "200", "201")),
+            "patch": self.op("patch", "patch", f"{self.scoped}{kind}", f"partially update the specified {kind}",
+                             params=_WRITE_PARAMS, requestBody=_patch_body(), responses=_responses(obj, "200", "201")),
+            "delete": self.op("delete", "delete", f"{self.scoped}{kind}", f"delete a {kind}", params=_DELETE_PARAMS,
+                              responses=_responses(obj, "200", "202")),
         }
 
     def subresource(self, name: str, sub_model: str) -> dict[str, Any]:
@@ -241,56 +164,28 @@ class _Ops:
             text = {"200": {"description": "OK", "content": {"text/plain": {"schema": {"type": "string"}}}}}
             for verb, method in (("get", "get"), ("create", "post")):
                 if verb in sub.verbs and name == "log":  # a read that streams; Kubernetes calls it "get"
-                    item[method] = self.op(
-                        "read", "get", what, f"read log of the specified {kind}", params=params, responses=text
-                    )
+                    item[method] = self.op("read", "get", what, f"read log of the specified {kind}",
+                                           params=params, responses=text)
                 elif verb in sub.verbs:
-                    item[method] = self.op(
-                        "connect",
-                        "connect",
-                        what,
-                        f"connect {method.upper()} requests to {name} of {kind}",
-                        params=params if name != "proxy" else None,
-                        responses=text,
-                    )
+                    item[method] = self.op("connect", "connect", what, f"connect {method.upper()} requests to "
+                                           f"{name} of {kind}", params=params if name != "proxy" else None,
+                                           responses=text)
             return item
         if "get" in sub.verbs:
-            item["get"] = self.op(
-                "read", "get", what, f"read {name} of the specified {kind}", gvk, responses=_responses(body, "200")
-            )
+            item["get"] = self.op("read", "get", what, f"read {name} of the specified {kind}", gvk,
+                                  responses=_responses(body, "200"))
         if "update" in sub.verbs:
-            item["put"] = self.op(
-                "replace",
-                "put",
-                what,
-                f"replace {name} of the specified {kind}",
-                gvk,
-                params=_WRITE_PARAMS,
-                requestBody={"content": _content(body, ("*/*",)), "required": True},  # noqa: E501
-                responses=_responses(body, "200", "201"),
-            )
+            item["put"] = self.op("replace", "put", what, f"replace {name} of the specified {kind}", gvk,
+                                  params=_WRITE_PARAMS, requestBody={"content": _content(body, ("*/*",)), "required": True},  # noqa: E501
+                                  responses=_responses(body, "200", "201"))
         if "patch" in sub.verbs:
-            item["patch"] = self.op(
-                "patch",
-                "patch",
-                what,
-                f"partially update {name} of the specified {kind}",
-                gvk,
-                params=_WRITE_PARAMS,
-                requestBody=_patch_body(),
-                responses=_responses(body, "200", "201"),
-            )
+            item["patch"] = self.op("patch", "patch", what, f"partially update {name} of the specified {kind}", gvk,
+                                    params=_WRITE_PARAMS, requestBody=_patch_body(),
+                                    responses=_responses(body, "200", "201"))
         if "create" in sub.verbs:
-            item["post"] = self.op(
-                "create",
-                "post",
-                what,
-                f"create {name} of a {kind}",
-                gvk,
-                params=_WRITE_PARAMS,
-                requestBody={"content": _content(body, ("*/*",)), "required": True},
-                responses=_responses(body, "200", "201", "202"),
-            )
+            item["post"] = self.op("create", "post", what, f"create {name} of a {kind}", gvk, params=_WRITE_PARAMS,
+                                   requestBody={"content": _content(body, ("*/*",)), "required": True},
+                                   responses=_responses(body, "200", "201", "202"))
         return item
 
 
@@ -320,13 +215,7 @@ def resource_paths(rt: ResourceType, model: str, list_model: str, sub_models: di
         if name in sub_models:
             paths[f"{base}/{{name}}/{name}"] = _with_params(ops.subresource(name, sub_models[name]), [_NAME, *scope])
     if rt.namespaced:
-        every = ops.op(
-            "list",
-            "list",
-            f"{rt.kind}ForAllNamespaces",
-            f"list or watch objects of kind {rt.kind}",
-            params=_LIST_PARAMS,
-            responses=_responses(ref(list_model), "200", stream=True),
-        )
+        every = ops.op("list", "list", f"{rt.kind}ForAllNamespaces", f"list or watch objects of kind {rt.kind}",
+                       params=_LIST_PARAMS, responses=_responses(ref(list_model), "200", stream=True))
         paths[f"{prefix}/{rt.plural}"] = {"get": every}
     return paths

@@ -154,7 +154,8 @@ PRINTERS = {
             Column(
                 "Current",
                 "integer",
-                "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod.",
+                "The number of nodes that are running at least 1 daemon pod and "
+                "are supposed to run the daemon pod.",
             ),
             Column(
                 "Ready",

@@ -131,7 +131,9 @@ PRINTERS = {
     "cronjobs.batch": TablePrinter(
         (
             NAME,
-            Column("Schedule", description="The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."),
+            Column(
+                "Schedule", description="The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."
+            ),
             Column("Timezone", description="The time zone name for the given schedule."),
             Column("Suspend", "boolean", "This flag tells the controller to suspend subsequent executions."),
             Column("Active", "integer", "A list of pointers to currently running jobs."),

@@ -55,7 +55,9 @@ def event_cells(event: dict[str, Any], now: datetime) -> Cells:
 
 
 EVENT_COLUMNS = (
-    Column("Last Seen", description="The time at which the most recent occurrence of this event was recorded."),
+    Column(
+        "Last Seen", description="The time at which the most recent occurrence of this event was recorded."
+    ),
     Column("Type", description="Type of this event (Normal, Warning)."),
     Column(
         "Reason",

@@ -165,7 +165,8 @@ PRINTERS = {
             Column("MaxPods", description="maxReplicas is the upper limit for the number of replicas."),
             Column(
                 "Replicas",
-                description="currentReplicas is current number of replicas of pods managed by this autoscaler.",
+                description="currentReplicas is current number of replicas of pods managed by "
+                "this autoscaler.",
             ),
             AGE,
         ),
@@ -174,7 +175,9 @@ PRINTERS = {
     "leases.coordination.k8s.io": TablePrinter(
         (
             NAME,
-            Column("Holder", description="holderIdentity contains the identity of the holder of a current lease."),
+            Column(
+                "Holder", description="holderIdentity contains the identity of the holder of a current lease."
+            ),
             AGE,
         ),
         lease_cells,

@@ -133,10 +133,8 @@ PRINTERS = {
     "ingresses.networking.k8s.io": TablePrinter(
         (
             NAME,
-            Column(
-                "Class",
-                description="The name of the IngressClass resource that should be used for additional configuration",
-            ),
+            Column("Class", description="The name of the IngressClass resource that should be used for "
+                   "additional configuration"),
             Column("Hosts", description="Hosts that incoming requests are matched against before the ingress rule"),
             Column("Address", description="Address is a list containing ingress points for the load-balancer"),
             Column("Ports", description="Ports of TLS configurations that open"),
@@ -156,9 +154,8 @@ PRINTERS = {
     "networkpolicies.networking.k8s.io": TablePrinter(
         (
             NAME,
-            Column(
-                "Pod-Selector", description="podSelector selects the pods to which this NetworkPolicy object applies."
-            ),
+            Column("Pod-Selector", description="podSelector selects the pods to which this NetworkPolicy "
+                   "object applies."),
             AGE,
         ),
         network_policy_cells,
@@ -166,12 +163,10 @@ PRINTERS = {
     "endpointslices.discovery.k8s.io": TablePrinter(
         (
             NAME,
-            Column(
-                "AddressType", description="addressType specifies the type of address carried by this EndpointSlice."
-            ),
-            Column(
-                "Ports", description="ports specifies the list of network ports exposed by each endpoint in this slice."
-            ),
+            Column("AddressType", description="addressType specifies the type of address carried by this "
+                   "EndpointSlice."),
+            Column("Ports", description="ports specifies the list of network ports exposed by each endpoint "
+                   "in this slice."),
             Column("Endpoints", description="endpoints is a list of unique endpoints in this slice."),
             AGE,
         ),
@@ -180,17 +175,12 @@ PRINTERS = {
     "poddisruptionbudgets.policy": TablePrinter(
         (
             NAME,
-            Column(
-                "Min Available",
-                description="The minimum number of pods that must be available "
-                'simultaneously.  This can be either an integer or a string specifying a percentage, e.g. "28%".',
-            ),
-            Column(
-                "Max Unavailable",
-                description="The maximum number of pods that may be unavailable "
-                'simultaneously.  This can be either an integer or a string specifying a percentage, e.g. "28%".',
-            ),
-            Column("Allowed Disruptions", "integer", "Calculated number of pods that may be disrupted at this time."),
+            Column("Min Available", description="The minimum number of pods that must be available "
+                   "simultaneously.  This can be either an integer or a string specifying a percentage, e.g. \"28%\"."),
+            Column("Max Unavailable", description="The maximum number of pods that may be unavailable "
+                   "simultaneously.  This can be either an integer or a string specifying a percentage, e.g. \"28%\"."),
+            Column("Allowed Disruptions", "integer", "Calculated number of pods that may be disrupted at "
+                   "this time."),
             AGE,
         ),
         pdb_cells,
@@ -199,17 +189,11 @@ PRINTERS = {
         (
             NAME,
             Column("Value", "integer", "value represents the integer value of this priority class."),
-            Column(
-                "Global-Default",
-                "boolean",
-                "globalDefault specifies whether this PriorityClass should "
-                "be considered as the default priority for pods that do not have any priority class.",
-            ),
+            Column("Global-Default", "boolean", "globalDefault specifies whether this PriorityClass should "
+                   "be considered as the default priority for pods that do not have any priority class."),
             AGE,
-            Column(
-                "PreemptionPolicy",
-                description="preemptionPolicy is the Policy for preempting pods with lower priority.",
-            ),
+            Column("PreemptionPolicy", description="preemptionPolicy is the Policy for preempting pods with "
+                   "lower priority."),
         ),
         priority_class_cells,
     ),

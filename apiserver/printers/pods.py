@@ -56,7 +56,9 @@ def _is_restartable_init(container: dict[str, Any] | None) -> bool:
 
 
 def _has_condition(pod: dict[str, Any], kind: str) -> bool:
-    return any(c.get("type") == kind and c.get("status") == "True" for c in items(pod, "status", "conditions"))
+    return any(
+        c.get("type") == kind and c.get("status") == "True" for c in items(pod, "status", "conditions")
+    )
 
 
 def _last_finished(status: dict[str, Any]) -> datetime | None:

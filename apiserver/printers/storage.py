@@ -103,33 +103,21 @@ PRINTERS = {
     "persistentvolumes": TablePrinter(
         (
             NAME,
-            Column(
-                "Capacity", description="capacity is the description of the persistent volume's resources and capacity."
-            ),
+            Column("Capacity", description="capacity is the description of the persistent volume's resources "
+                   "and capacity."),
             Column("Access Modes", description="accessModes contains all ways the volume can be mounted."),
-            Column(
-                "Reclaim Policy",
-                description="persistentVolumeReclaimPolicy defines what happens to a "
-                "persistent volume when released from its claim.",
-            ),
-            Column(
-                "Status",
-                description="phase indicates if a volume is available, bound to a claim, or released by a claim.",
-            ),
-            Column(
-                "Claim",
-                description="claimRef is part of a bi-directional binding between "
-                "PersistentVolume and PersistentVolumeClaim.",
-            ),
+            Column("Reclaim Policy", description="persistentVolumeReclaimPolicy defines what happens to a "
+                   "persistent volume when released from its claim."),
+            Column("Status", description="phase indicates if a volume is available, bound to a claim, or "
+                   "released by a claim."),
+            Column("Claim", description="claimRef is part of a bi-directional binding between "
+                   "PersistentVolume and PersistentVolumeClaim."),
             Column("StorageClass", description="StorageClass of the pv"),
             Column("VolumeAttributesClass", description="VolumeAttributesClass of the pv"),
             Column("Reason", description="reason is a brief CamelCase string that describes any failure."),
             AGE,
-            wide(
-                "VolumeMode",
-                "volumeMode defines if a volume is intended to be used with a formatted "
-                "filesystem or to remain in raw block state.",
-            ),
+            wide("VolumeMode", "volumeMode defines if a volume is intended to be used with a formatted "
+                 "filesystem or to remain in raw block state."),
         ),
         pv_cells,
     ),
@@ -137,14 +125,11 @@ PRINTERS = {
         (
             NAME,
             Column("Status", description="phase represents the current phase of PersistentVolumeClaim."),
-            Column(
-                "Volume", description="volumeName is the binding reference to the PersistentVolume backing this claim."
-            ),
+            Column("Volume", description="volumeName is the binding reference to the PersistentVolume "
+                   "backing this claim."),
             Column("Capacity", description="capacity represents the actual resources of the underlying volume."),
-            Column(
-                "Access Modes",
-                description="accessModes contains the actual access modes the volume backing the PVC has.",
-            ),
+            Column("Access Modes", description="accessModes contains the actual access modes the volume "
+                   "backing the PVC has."),
             Column("StorageClass", description="StorageClass of the pvc"),
             Column("VolumeAttributesClass", description="VolumeAttributesClass of the pvc"),
             AGE,
@@ -156,19 +141,12 @@ PRINTERS = {
         (
             NAME,
             Column("Provisioner", description="provisioner indicates the type of the provisioner."),
-            Column(
-                "ReclaimPolicy",
-                description="reclaimPolicy controls the reclaimPolicy for dynamically "
-                "provisioned PersistentVolumes of this storage class.",
-            ),
-            Column(
-                "VolumeBindingMode",
-                description="volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.",
-            ),
-            Column(
-                "AllowVolumeExpansion",
-                description="allowVolumeExpansion shows whether the storage class allow volume expand.",
-            ),
+            Column("ReclaimPolicy", description="reclaimPolicy controls the reclaimPolicy for dynamically "
+                   "provisioned PersistentVolumes of this storage class."),
+            Column("VolumeBindingMode", description="volumeBindingMode indicates how PersistentVolumeClaims "
+                   "should be provisioned and bound."),
+            Column("AllowVolumeExpansion", description="allowVolumeExpansion shows whether the storage class "
+                   "allow volume expand."),
             AGE,
         ),
         storage_class_cells,

@@ -100,7 +100,9 @@ def build_table(
 
     For a watch, call it with one object per event: each event carries a one-row Table."""
     if include_object not in INCLUDE_OBJECT_POLICIES:
-        raise ValueError(f"includeObject must be one of {', '.join(INCLUDE_OBJECT_POLICIES)}, not {include_object!r}")
+        raise ValueError(
+            f"includeObject must be one of {', '.join(INCLUDE_OBJECT_POLICIES)}, not {include_object!r}"
+        )
     printer = printer_for(resource)
     moment = now or utc_now()
     if moment.tzinfo is None:  # a naive time is taken to be UTC, like every wire timestamp

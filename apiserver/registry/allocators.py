@@ -107,9 +107,8 @@ class IPAllocator:
         if requested:
             offset = self._offset(requested)
             if offset is None:
-                raise self._error(
-                    requested, f"provided IP is not in the valid range. The range of valid IPs is {self.cidr}"
-                )
+                raise self._error(requested, "provided IP is not in the valid range. "
+                                             f"The range of valid IPs is {self.cidr}")
             if offset in self._alloc.taken:
                 raise self._error(requested, "provided IP is already allocated")
             self._alloc.taken.add(offset)
@@ -174,13 +173,9 @@ class PortAllocator:
         if requested:
             offset = self._offset(requested)
             if offset is None:
-                raise AllocationError(
-                    invalid_value(
-                        field,
-                        requested,
-                        f"provided port is not in the valid range. The range of valid ports is {self.range_str}",
-                    )
-                )
+                raise AllocationError(invalid_value(
+                    field, requested, "provided port is not in the valid range. "
+                                      f"The range of valid ports is {self.range_str}"))
             if offset in self._alloc.taken:
                 raise AllocationError(invalid_value(field, requested, "provided port is already allocated"))
             self._alloc.taken.add(offset)

@@ -24,13 +24,11 @@ import grpc
 from apiserver.storage.interface import OutcomeUnknown, StorageError, TooLarge, Unavailable
 
 # Codes that mean "the server is not there (or not answering) right now": retry later.
-_UNAVAILABLE_CODES = frozenset(
-    {
-        grpc.StatusCode.UNAVAILABLE,
-        grpc.StatusCode.DEADLINE_EXCEEDED,
-        grpc.StatusCode.CANCELLED,  # the channel was closed under the call
-    }
-)
+_UNAVAILABLE_CODES = frozenset({
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.CANCELLED,  # the channel was closed under the call
+})
 
 # Details of UNAVAILABLE errors that prove the request was never proposed to etcd's log: gRPC's
 # own "could not connect", and etcd's refusals before proposing.

@@ -186,7 +186,9 @@ def list_range(
         conn.execute("COMMIT")
 
 
-def row_event(rev: int, key: str, created: int, deleted: int, value: bytes, old_value: bytes | None) -> WatchEvent:
+def row_event(
+    rev: int, key: str, created: int, deleted: int, value: bytes, old_value: bytes | None
+) -> WatchEvent:
     """The watch event a log row stands for."""
     if deleted:
         return WatchEvent("DELETED", key, value, rev, prev_value=value)
@@ -211,7 +213,8 @@ def read_changes(
         params: dict[str, object] = {"start": start}
         where = _range_filter(prefix, None, params)
         cursor = conn.execute(
-            f"SELECT id, name, created, deleted, value, old_value FROM kv WHERE id >= :start AND {where} ORDER BY id",
+            f"SELECT id, name, created, deleted, value, old_value FROM kv WHERE id >= :start AND {where}"
+            " ORDER BY id",
             params,
         )
         events: list[WatchEvent] = []

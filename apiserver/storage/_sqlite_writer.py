@@ -105,13 +105,8 @@ class Writer:
     """Owns the writing connection and the thread that uses it."""
 
     def __init__(
-        self,
-        path: Path,
-        sync: sql.SyncMode,
-        loop: asyncio.AbstractEventLoop,
-        on_commit: OnCommit,
-        *,
-        max_batch: int = 256,
+        self, path: Path, sync: sql.SyncMode, loop: asyncio.AbstractEventLoop, on_commit: OnCommit,
+        *, max_batch: int = 256,
     ) -> None:
         self._path = path
         self._sync: sql.SyncMode = sync

@@ -141,7 +141,9 @@ class EtcdStorage(Storage):
             remaining = deadline - loop.time()
             try:
                 with errors.channel_closed_is_unavailable(what):
-                    return await getattr(member.kv, rpc)(request, timeout=max(remaining, 0.01), metadata=REQUIRE_LEADER)
+                    return await getattr(member.kv, rpc)(
+                        request, timeout=max(remaining, 0.01), metadata=REQUIRE_LEADER
+                    )
             except grpc.aio.AioRpcError as err:
                 if not errors.member_trouble(err):
                     raise
@@ -162,7 +164,7 @@ class EtcdStorage(Storage):
         return self._prefix_bytes + key.encode()
 
     def _decode_key(self, raw: bytes) -> str:
-        return raw[len(self._prefix_bytes) :].decode()
+        return raw[len(self._prefix_bytes):].decode()
 
     def _kv_of(self, kv: kv_pb2.KeyValue) -> KeyValue:
         return KeyValue(self._decode_key(kv.key), kv.value, kv.mod_revision, kv.create_revision)

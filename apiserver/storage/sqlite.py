@@ -72,13 +72,8 @@ class SQLiteStorage(Storage):
     """The `Storage` contract on a SQLite log. Create it with `await SQLiteStorage.open(dir)`."""
 
     def __init__(
-        self,
-        data_dir: Path,
-        *,
-        sync: sql.SyncMode,
-        compact_keep_revisions: int,
-        compact_min_age_seconds: float,
-        watch_queue_size: int,
+        self, data_dir: Path, *, sync: sql.SyncMode, compact_keep_revisions: int,
+        compact_min_age_seconds: float, watch_queue_size: int,
     ) -> None:
         self.data_dir = data_dir
         self.path = data_dir / DB_FILE
@@ -120,11 +115,8 @@ class SQLiteStorage(Storage):
         if sync not in ("normal", "full"):
             raise ValueError(f"sync must be 'normal' or 'full', not {sync!r}")
         store = cls(
-            Path(data_dir),
-            sync=sync,
-            compact_keep_revisions=compact_keep_revisions,
-            compact_min_age_seconds=compact_min_age_seconds,
-            watch_queue_size=watch_queue_size,
+            Path(data_dir), sync=sync, compact_keep_revisions=compact_keep_revisions,
+            compact_min_age_seconds=compact_min_age_seconds, watch_queue_size=watch_queue_size,
         )
         try:
             store._take_lock()
@@ -242,7 +234,9 @@ class SQLiteStorage(Storage):
         return watch_stream(self._broadcast, self._read_page, prefix, start)
 
     async def _read_page(self, prefix: str, start: int) -> tuple[list[WatchEvent], bool]:
-        return await self._read(sql.read_changes, prefix, start, max_rows=WATCH_PAGE_ROWS, max_bytes=WATCH_PAGE_BYTES)
+        return await self._read(
+            sql.read_changes, prefix, start, max_rows=WATCH_PAGE_ROWS, max_bytes=WATCH_PAGE_BYTES
+        )
 
     async def current_revision(self) -> int:
         self._check_open()

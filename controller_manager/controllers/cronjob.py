@@ -56,7 +56,7 @@ def _rfc3339(t: datetime) -> str:
 
 
 def _finished(job: Obj) -> str | None:
-    """ "Complete" or "Failed" once the Job is finished, else None."""
+    """"Complete" or "Failed" once the Job is finished, else None."""
     for cond in (job.get("status") or {}).get("conditions") or []:
         if cond.get("type") in ("Complete", "Failed") and cond.get("status") == "True":
             return str(cond["type"])
@@ -235,14 +235,8 @@ class CronJobController(Controller):
                 "labels": dict(tmd.get("labels") or {}),
                 "annotations": annotations,
                 "ownerReferences": [
-                    {
-                        "apiVersion": "batch/v1",
-                        "kind": "CronJob",
-                        "name": md["name"],
-                        "uid": md["uid"],
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
+                    {"apiVersion": "batch/v1", "kind": "CronJob", "name": md["name"], "uid": md["uid"],
+                     "controller": True, "blockOwnerDeletion": True}
                 ],  # fmt: skip
             },
             "spec": template.get("spec") or {},

@@ -98,7 +98,9 @@ def compute_subsets(service: Obj, pods: list[Obj]) -> list[Obj]:
             if number is None:
                 log.info("endpoints: no port %r on pod %s", sp.get("targetPort"), meta_namespace_key(pod))
                 continue
-            ports.append((sp.get("name") or "", number, sp.get("protocol") or "TCP", sp.get("appProtocol") or ""))
+            ports.append(
+                (sp.get("name") or "", number, sp.get("protocol") or "TCP", sp.get("appProtocol") or "")
+            )
         if not ports and (service_ports or spec.get("clusterIP") != "None"):
             continue  # a pod serving none of the ports is no endpoint (headless port-less services aside)
         ready, not_ready = groups.setdefault(tuple(sorted(set(ports))), ([], []))
@@ -138,14 +140,20 @@ class EndpointsController(Controller):
         self.services.add_event_handler(self.enqueue, lambda _o, n: self.enqueue(n), self.enqueue)
         self.pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_added)
         # Someone deleted or edited "our" Endpoints: put them back (only where a Service exists).
-        self.endpoints.add_event_handler(None, lambda _o, n: self._endpoints_changed(n), self._endpoints_changed)
+        self.endpoints.add_event_handler(
+            None, lambda _o, n: self._endpoints_changed(n), self._endpoints_changed
+        )
 
     async def run(self) -> None:
         # Endpoints left behind by services deleted while no controller was running.
         for ep in self.endpoints.list():
             key = meta_namespace_key(ep)
             annotations = ep["metadata"].get("annotations") or {}
-            if self.services.get(key) is None and key != "default/kubernetes" and LEADER_ANNOTATION not in annotations:
+            if (
+                self.services.get(key) is None
+                and key != "default/kubernetes"
+                and LEADER_ANNOTATION not in annotations
+            ):
                 self.enqueue(key)
         await super().run()
 
@@ -189,7 +197,9 @@ class EndpointsController(Controller):
         if not selector:
             return  # user-managed endpoints
         match = from_set(selector)
-        pods = [p for p in self.pods.by_index("namespace", ns) if match.matches(p["metadata"].get("labels") or {})]
+        pods = [
+            p for p in self.pods.by_index("namespace", ns) if match.matches(p["metadata"].get("labels") or {})
+        ]
         subsets = compute_subsets(service, pods)
         labels = dict(service["metadata"].get("labels") or {})
         if (service.get("spec") or {}).get("clusterIP") == "None":

@@ -190,8 +190,7 @@ class EndpointSliceController(Controller):
 
     def _existing(self, ns: str, name: str) -> list[Obj]:
         return [
-            s
-            for s in self.slices.by_index("namespace", ns)
+            s for s in self.slices.by_index("namespace", ns)
             if (s["metadata"].get("labels") or {}).get(SERVICE_NAME_LABEL) == name
         ]
 
@@ -252,16 +251,10 @@ class EndpointSliceController(Controller):
                 "generateName": f"{meta['name']}-",
                 "namespace": meta["namespace"],
                 "labels": labels,
-                "ownerReferences": [
-                    {
-                        "apiVersion": "v1",
-                        "kind": "Service",
-                        "name": meta["name"],
-                        "uid": meta.get("uid"),
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
-                ],
+                "ownerReferences": [{
+                    "apiVersion": "v1", "kind": "Service", "name": meta["name"], "uid": meta.get("uid"),
+                    "controller": True, "blockOwnerDeletion": True,
+                }],
             },
             "addressType": "IPv4",
             "endpoints": endpoints,

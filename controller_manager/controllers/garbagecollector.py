@@ -41,7 +41,9 @@ Obj = dict[str, Any]
 
 def watched_resources() -> list[ResourceType]:
     return [
-        rt for rt in registry.all_resources() if rt.key not in IGNORED and {"list", "watch", "delete"} <= set(rt.verbs)
+        rt
+        for rt in registry.all_resources()
+        if rt.key not in IGNORED and {"list", "watch", "delete"} <= set(rt.verbs)
     ]
 
 
@@ -54,7 +56,9 @@ class GarbageCollector(Controller):
         self.graph = Graph(lambda kind, uid: self.enqueue(f"{kind}:{uid}"))
         for rt in watched_resources():
             informer = self.ctx.informers.informer_for(rt)
-            informer.add_event_handler(self.graph.upsert, lambda _old, new: self.graph.upsert(new), self.graph.remove)
+            informer.add_event_handler(
+                self.graph.upsert, lambda _old, new: self.graph.upsert(new), self.graph.remove
+            )
 
     async def reconcile(self, key: str) -> None:
         kind, _, uid = key.partition(":")
@@ -101,7 +105,9 @@ class GarbageCollector(Controller):
             # A virtual node: does the owner someone points to exist at all?
             try:
                 if await self._get(node.identity) is None:
-                    log.info("garbagecollector: %s does not exist; its dependents are orphaned", node.identity)
+                    log.info(
+                        "garbagecollector: %s does not exist; its dependents are orphaned", node.identity
+                    )
                     self.graph.remove_node(node)
             except LookupError:
                 pass  # a kind we cannot resolve: we cannot know, so we never delete on its account
@@ -138,7 +144,9 @@ class GarbageCollector(Controller):
             if gone:
                 # Some owners remain: just forget the ones that are gone or going.
                 def drop(md: Obj) -> bool:
-                    md["ownerReferences"] = [r for r in md.get("ownerReferences") or [] if r.get("uid") not in gone]
+                    md["ownerReferences"] = [
+                        r for r in md.get("ownerReferences") or [] if r.get("uid") not in gone
+                    ]
                     return True
 
                 await self._update_meta(node.identity, drop)

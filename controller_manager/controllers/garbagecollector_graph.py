@@ -55,14 +55,18 @@ class Node:
         out = []
         for uid in self.dependents:
             dep = graph.nodes.get(uid)
-            if dep and any(r.get("uid") == self.identity.uid and r.get("blockOwnerDeletion") for r in dep.owners):
+            if dep and any(
+                r.get("uid") == self.identity.uid and r.get("blockOwnerDeletion") for r in dep.owners
+            ):
                 out.append(dep)
         return out
 
 
 def identity_of(obj: Obj) -> Identity:
     md = obj["metadata"]
-    return Identity(obj.get("apiVersion", ""), obj.get("kind", ""), md.get("namespace") or "", md["name"], md["uid"])
+    return Identity(
+        obj.get("apiVersion", ""), obj.get("kind", ""), md.get("namespace") or "", md["name"], md["uid"]
+    )
 
 
 def owner_identity(ref: Obj, dependent_namespace: str) -> Identity:
@@ -70,7 +74,9 @@ def owner_identity(ref: Obj, dependent_namespace: str) -> Identity:
     (cross-namespace ownership does not exist); cluster-scoped owners have none."""
     rt = registry.by_kind(ref.get("apiVersion", ""), ref.get("kind", ""))
     namespace = dependent_namespace if rt is None or rt.namespaced else ""
-    return Identity(ref.get("apiVersion", ""), ref.get("kind", ""), namespace, ref.get("name", ""), ref.get("uid", ""))
+    return Identity(
+        ref.get("apiVersion", ""), ref.get("kind", ""), namespace, ref.get("name", ""), ref.get("uid", "")
+    )
 
 
 class Graph:
@@ -150,7 +156,9 @@ class Graph:
                 continue
             owner = self.nodes.get(owner_uid)
             if owner is None:
-                owner = self.nodes[owner_uid] = Node(owner_identity(ref, node.identity.namespace), observed=False)
+                owner = self.nodes[owner_uid] = Node(
+                    owner_identity(ref, node.identity.namespace), observed=False
+                )
                 self.notify("delete", owner_uid)  # does it exist? the collector will ask
             owner.dependents.add(uid)
             if not owner.observed:

@@ -31,7 +31,9 @@ from controller_manager.controllers.timeutil import now_rfc3339
 
 log = logging.getLogger("controller_manager")
 FINALIZER = "kubernetes"
-RECHECK_SECONDS = 0.5  # how soon to look again while content remains (Kubernetes estimates from grace periods)
+RECHECK_SECONDS = (
+    0.5  # how soon to look again while content remains (Kubernetes estimates from grace periods)
+)
 
 
 def namespaced_resources() -> list[ResourceType]:
@@ -49,7 +51,9 @@ def _condition(
     }
 
 
-def deletion_conditions(counts: dict[str, int], finalizers: dict[str, int], failures: list[str]) -> list[dict]:
+def deletion_conditions(
+    counts: dict[str, int], finalizers: dict[str, int], failures: list[str]
+) -> list[dict]:
     """The five conditions Kubernetes' namespace deleter reports, in its wording."""
     content = ", ".join(f"{res} has {n} resource instances" for res, n in sorted(counts.items()))
     fins = ", ".join(f"{f} in {n} resource instances" for f, n in sorted(finalizers.items()))
@@ -161,7 +165,9 @@ class NamespaceController(Controller):
     async def _set_conditions(self, ns: dict[str, Any], conditions: list[dict[str, Any]]) -> None:
         old = {c.get("type"): c for c in (ns.get("status") or {}).get("conditions") or []}
         same = all(
-            (old.get(c["type"]) or {}).get(k) == c[k] for c in conditions for k in ("status", "reason", "message")
+            (old.get(c["type"]) or {}).get(k) == c[k]
+            for c in conditions
+            for k in ("status", "reason", "message")
         )
         if same:
             return

@@ -71,7 +71,9 @@ class NodeLifecycleController(Controller):
             self.ctx.options.node_monitor_period,
         )
         self.nodes.add_event_handler(on_update=self._node_updated, on_delete=self._node_deleted)
-        self.pods.add_event_handler(on_add=self._pod_changed, on_update=lambda _old, new: self._pod_changed(new))
+        self.pods.add_event_handler(
+            on_add=self._pod_changed, on_update=lambda _old, new: self._pod_changed(new)
+        )
 
     # -- event handlers: only enqueue -------------------------------------------------------
     def _pod_changed(self, pod: dict[str, Any]) -> None:

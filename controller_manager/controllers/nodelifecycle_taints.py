@@ -55,7 +55,8 @@ def reconcile_taints(current: list[Taint], wanted: set[tuple[str, str]], now: st
     kept = [
         t
         for t in current
-        if (t.get("key"), t.get("effect")) not in CONTROLLER_TAINTS or (t.get("key"), t.get("effect")) in wanted
+        if (t.get("key"), t.get("effect")) not in CONTROLLER_TAINTS
+        or (t.get("key"), t.get("effect")) in wanted
     ]
     for key, effect in sorted(wanted - have):
         taint: Taint = {"key": key, "effect": effect}

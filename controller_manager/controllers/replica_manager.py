@@ -201,12 +201,8 @@ class ReplicaManager(Controller):
             # Defence in depth: the API server refuses such a count, but an object written
             # before it did (or by another writer of storage) must not make us create pods
             # without end. Act on nothing, change nothing; a fixed spec brings a new event.
-            log.error(
-                "%s %s: spec.replicas %r is not an int32 >= 0; not acting on it",
-                self.resource,
-                key,
-                (owner.get("spec") or {}).get("replicas"),
-            )
+            log.error("%s %s: spec.replicas %r is not an int32 >= 0; not acting on it",
+                      self.resource, key, (owner.get("spec") or {}).get("replicas"))
             return
         needs_sync = self.expectations.satisfied(key)
         meta = owner["metadata"]

@@ -27,21 +27,9 @@ from controller_manager.controller import Controller
 Obj = dict[str, Any]
 
 # The kinds whose objects a quota can count by name; `count/<resource>` of other kinds is left at 0.
-COUNTED = (
-    "pods",
-    "services",
-    "configmaps",
-    "secrets",
-    "persistentvolumeclaims",
-    "replicationcontrollers",
-    "resourcequotas",
-    "deployments.apps",
-    "replicasets.apps",
-    "statefulsets.apps",
-    "daemonsets.apps",
-    "jobs.batch",
-    "cronjobs.batch",
-)
+COUNTED = ("pods", "services", "configmaps", "secrets", "persistentvolumeclaims", "replicationcontrollers",
+           "resourcequotas", "deployments.apps", "replicasets.apps", "statefulsets.apps", "daemonsets.apps",
+           "jobs.batch", "cronjobs.batch")
 
 
 class ResourceQuotaController(Controller):

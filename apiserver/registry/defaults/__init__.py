@@ -57,7 +57,6 @@ __all__ = [
 
 Defaulter = Callable[[dict[str, Any]], None]
 
-
 def default_limit_range(obj: dict[str, Any]) -> None:
     for item in (obj.get("spec") or {}).get("limits") or []:
         item_defaults(item)

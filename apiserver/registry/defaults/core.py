@@ -98,11 +98,8 @@ def carry_over_service_allocations(new: Obj, old: Obj) -> None:
         new_spec["clusterIP"] = old_spec["clusterIP"]
         new_spec["clusterIPs"] = list(old_spec.get("clusterIPs") or [old_spec["clusterIP"]])
     if new_spec.get("type") in ("NodePort", "LoadBalancer"):
-        old_ports = {
-            (p.get("protocol") or "TCP", p.get("port")): p.get("nodePort")
-            for p in old_spec.get("ports") or []
-            if isinstance(p, dict)
-        }
+        old_ports = {(p.get("protocol") or "TCP", p.get("port")): p.get("nodePort")
+                     for p in old_spec.get("ports") or [] if isinstance(p, dict)}
         for port in new_spec.get("ports") or []:
             if isinstance(port, dict) and not port.get("nodePort"):
                 previous = old_ports.get((port.get("protocol") or "TCP", port.get("port")))

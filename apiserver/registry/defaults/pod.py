@@ -152,7 +152,8 @@ def default_pod(pod: Obj) -> None:
 
 def qos_class(spec: Obj) -> str:
     """Guaranteed / Burstable / BestEffort, computed once at creation as Kubernetes does."""
-    containers = [c for c in (spec.get("containers") or []) + (spec.get("initContainers") or []) if isinstance(c, dict)]
+    containers = [c for c in (spec.get("containers") or []) + (spec.get("initContainers") or [])
+                  if isinstance(c, dict)]
     any_set = False
     guaranteed = True
     for c in containers:

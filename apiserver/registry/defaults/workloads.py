@@ -185,9 +185,7 @@ def default_horizontal_pod_autoscaler(obj: Obj) -> None:
         spec["minReplicas"] = 1
     if not spec.get("metrics"):
         # autoscaling/v2: no metrics means "keep average CPU utilisation at 80%".
-        spec["metrics"] = [
-            {
-                "type": "Resource",
-                "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
-            }
-        ]
+        spec["metrics"] = [{
+            "type": "Resource",
+            "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
+        }]

@@ -59,9 +59,7 @@ Obj = dict[str, Any]
 Errors = list[FieldError]
 
 CLUSTER_SCOPED = {
-    "nodes",
-    "namespaces",
-    "clusterroles.rbac.authorization.k8s.io",
+    "nodes", "namespaces", "clusterroles.rbac.authorization.k8s.io",
     "clusterrolebindings.rbac.authorization.k8s.io",
     *NEW_CLUSTER_SCOPED,
 }
@@ -83,9 +81,8 @@ def name_validator(resource: str) -> NameValidator:
 
 
 def _meta(resource: str, obj: Obj) -> Errors:
-    return validate_object_meta(
-        obj.get("metadata"), namespaced=resource not in CLUSTER_SCOPED, name_fn=name_validator(resource)
-    )
+    return validate_object_meta(obj.get("metadata"), namespaced=resource not in CLUSTER_SCOPED,
+                                name_fn=name_validator(resource))
 
 
 def _spec(obj: Obj) -> Obj:
@@ -107,15 +104,13 @@ _CREATE: dict[str, Callable[[Obj], Errors]] = {
     "daemonsets.apps": lambda o: _meta("daemonsets.apps", o) + validate_daemon_set_spec(_spec(o)),
     "statefulsets.apps": lambda o: _meta("statefulsets.apps", o) + validate_stateful_set_spec(_spec(o)),
     "jobs.batch": lambda o: _meta("jobs.batch", o) + validate_job_spec(o.get("spec"), "spec"),
-    "cronjobs.batch": lambda o: (
-        _meta("cronjobs.batch", o) + validate_cron_job_spec(o.get("spec"), (o.get("metadata") or {}).get("name") or "")
-    ),
+    "cronjobs.batch": lambda o: _meta("cronjobs.batch", o)
+    + validate_cron_job_spec(o.get("spec"), (o.get("metadata") or {}).get("name") or ""),
     "configmaps": lambda o: _meta("configmaps", o) + validate_config_map(o),
     "secrets": lambda o: _meta("secrets", o) + validate_secret(o),
     "namespaces": lambda o: _meta("namespaces", o) + validate_namespace(o),
-    "horizontalpodautoscalers.autoscaling": lambda o: (
-        _meta("horizontalpodautoscalers.autoscaling", o) + validate_hpa(o)
-    ),
+    "horizontalpodautoscalers.autoscaling": lambda o: _meta("horizontalpodautoscalers.autoscaling", o)
+    + validate_hpa(o),
     "podtemplates": lambda o: _meta("podtemplates", o) + _pod_template(o),
     "leases.coordination.k8s.io": lambda o: _meta("leases.coordination.k8s.io", o) + validate_lease(o),
     "resourcequotas": lambda o: _meta("resourcequotas", o) + validate_resource_quota(o),
@@ -150,3 +145,4 @@ def validate_update(resource: str, new: Obj, old: Obj) -> Errors:
     elif resource in NEW_KINDS and NEW_KINDS[resource][1] is not None:
         errs += NEW_KINDS[resource][1](new, old)  # type: ignore[misc]
     return errs
+

@@ -71,9 +71,11 @@ def validate_job_spec(spec: object, path: str, *, selector_required: bool = True
 
 def validate_job_update(new_spec: Obj, old_spec: Obj) -> Errors:
     errs = validate_immutable(new_spec.get("selector"), old_spec.get("selector"), "spec.selector")
-    errs += validate_immutable(new_spec.get("completionMode"), old_spec.get("completionMode"), "spec.completionMode")
+    errs += validate_immutable(new_spec.get("completionMode"), old_spec.get("completionMode"),
+                               "spec.completionMode")
     if new_spec.get("completionMode") != "Indexed":
-        errs += validate_immutable(new_spec.get("completions"), old_spec.get("completions"), "spec.completions")
+        errs += validate_immutable(new_spec.get("completions"), old_spec.get("completions"),
+                                   "spec.completions")
     errs += validate_immutable(new_spec.get("template"), old_spec.get("template"), "spec.template")
     return errs
 
@@ -84,7 +86,8 @@ def validate_schedule(schedule: object, path: str) -> Errors:
         return [required(path, "")]
     text = str(schedule).strip()
     if text.startswith(("TZ=", "CRON_TZ=")):
-        return [invalid_value(path, schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead")]
+        return [invalid_value(path, schedule,
+                              "cannot use TZ or CRON_TZ in schedule, use timeZone field instead")]
     if text.startswith("@"):
         if text in CRON_MACROS:
             return []
@@ -103,7 +106,8 @@ def validate_cron_job_spec(spec: object, name: str) -> Errors:
         return [required("spec", "")]
     errs: Errors = []
     if len(name) > CRON_JOB_NAME_MAX:
-        errs.append(invalid_value("metadata.name", name, f"must be no more than {CRON_JOB_NAME_MAX} characters"))
+        errs.append(invalid_value("metadata.name", name,
+                                  f"must be no more than {CRON_JOB_NAME_MAX} characters"))
     errs += validate_schedule(spec.get("schedule"), "spec.schedule")
     policy = spec.get("concurrencyPolicy")
     if not policy:

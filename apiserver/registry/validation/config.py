@@ -88,11 +88,8 @@ def validate_namespace(obj: Obj) -> Errors:
     errs: Errors = []
     for name in (obj.get("spec") or {}).get("finalizers") or []:
         if "/" not in name and name not in STANDARD_FINALIZERS:
-            errs.append(
-                invalid_value(
-                    "spec.finalizers", name, "name is neither a standard finalizer name nor is it fully qualified"
-                )
-            )
+            errs.append(invalid_value("spec.finalizers", name,
+                                      "name is neither a standard finalizer name nor is it fully qualified"))
     return errs
 
 
@@ -113,7 +110,8 @@ def validate_hpa(obj: Obj) -> Errors:
     if not isinstance(max_replicas, int) or max_replicas < 1:
         errs.append(invalid_value("spec.maxReplicas", max_replicas, "must be greater than 0"))
     elif isinstance(min_replicas, int) and max_replicas < min_replicas:
-        errs.append(invalid_value("spec.maxReplicas", max_replicas, "must be greater than or equal to `minReplicas`"))
+        errs.append(invalid_value("spec.maxReplicas", max_replicas,
+                                  "must be greater than or equal to `minReplicas`"))
     return errs
 
 

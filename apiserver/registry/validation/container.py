@@ -58,7 +58,8 @@ def validate_container_ports(ports: object, path: str) -> Errors:
         if not container_port:
             errs.append(required(f"{p}.containerPort", ""))
         else:
-            errs += [invalid_value(f"{p}.containerPort", container_port, m) for m in is_valid_port_num(container_port)]
+            errs += [invalid_value(f"{p}.containerPort", container_port, m)
+                     for m in is_valid_port_num(container_port)]
         host_port = port.get("hostPort")
         if host_port:
             errs += [invalid_value(f"{p}.hostPort", host_port, m) for m in is_valid_port_num(host_port)]
@@ -154,11 +155,11 @@ def validate_resources(resources: object, path: str) -> Errors:
         if req is None or limit is None:
             continue
         if req != limit and name not in OVERCOMMITTABLE and "/" not in name:
-            errs.append(invalid_value(f"{path}.requests", str(req), f"must be equal to {name} limit of {limit}"))
+            errs.append(invalid_value(f"{path}.requests", str(req),
+                                      f"must be equal to {name} limit of {limit}"))
         elif req > limit:
-            errs.append(
-                invalid_value(f"{path}.requests", str(req), f"must be less than or equal to {name} limit of {limit}")
-            )
+            errs.append(invalid_value(f"{path}.requests", str(req),
+                                      f"must be less than or equal to {name} limit of {limit}"))
     return errs
 
 
@@ -174,7 +175,8 @@ def validate_probe(probe: object, path: str, *, liveness_like: bool) -> Errors:
         errs.append(required(path, "must specify a handler type"))
     for h in handlers[1:]:
         errs.append(forbidden(f"{path}.{h}", "may not specify more than 1 handler type"))
-    for key in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"):
+    for key in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold",
+                "failureThreshold"):
         value = probe.get(key)
         if isinstance(value, int) and value < 0:
             errs.append(invalid_value(f"{path}.{key}", value, "must be greater than or equal to 0"))
@@ -226,13 +228,13 @@ def validate_container(c: Obj, path: str, volume_names: set[str]) -> Errors:
     if not tmp:
         errs.append(required(f"{path}.terminationMessagePolicy", ""))
     elif tmp not in SUPPORTED_TERMINATION_MESSAGE_POLICIES:
-        errs.append(not_supported(f"{path}.terminationMessagePolicy", tmp, SUPPORTED_TERMINATION_MESSAGE_POLICIES))
+        errs.append(not_supported(f"{path}.terminationMessagePolicy", tmp,
+                                  SUPPORTED_TERMINATION_MESSAGE_POLICIES))
     return errs
 
 
-def validate_containers(
-    containers: object, path: str, volume_names: set[str], seen: set[str], *, need_one: bool
-) -> Errors:
+def validate_containers(containers: object, path: str, volume_names: set[str], seen: set[str],
+                        *, need_one: bool) -> Errors:
     """A list of containers; `seen` carries names across containers and initContainers."""
     errs: Errors = []
     if not isinstance(containers, list) or not containers:

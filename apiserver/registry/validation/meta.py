@@ -97,11 +97,13 @@ def validate_finalizers(finalizers: object, path: str) -> Errors:
         for msg in _messages(validate_label_key(str(name))):
             errs.append(invalid_value(path, name, msg))
     if "orphan" in finalizers and "foregroundDeletion" in finalizers:
-        errs.append(invalid_value(path, finalizers, "finalizer orphan and foregroundDeletion cannot be both set"))
+        errs.append(invalid_value(path, finalizers,
+                                  "finalizer orphan and foregroundDeletion cannot be both set"))
     return errs
 
 
-def validate_object_meta(meta: object, *, namespaced: bool, name_fn: NameValidator, path: str = "metadata") -> Errors:
+def validate_object_meta(meta: object, *, namespaced: bool, name_fn: NameValidator,
+                         path: str = "metadata") -> Errors:
     """ValidateObjectMeta: name (or generateName), namespace, labels, annotations, owners."""
     if not isinstance(meta, dict):
         return [required(path, "")]

@@ -67,15 +67,10 @@ def is_dns1123_label(value: str) -> list[str]:
     if len(value) > DNS1123_LABEL_MAX:
         errs.append(max_len_error(DNS1123_LABEL_MAX))
     if not _DNS1123_LABEL.match(value):
-        errs.append(
-            regex_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-                "and must start and end with an alphanumeric character",
-                DNS1123_LABEL_FMT,
-                "my-name",
-                "123-abc",
-            )
-        )
+        errs.append(regex_error(
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+            "and must start and end with an alphanumeric character",
+            DNS1123_LABEL_FMT, "my-name", "123-abc"))
     return errs
 
 
@@ -84,14 +79,10 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     if len(value) > DNS1123_SUBDOMAIN_MAX:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
     if not _DNS1123_SUBDOMAIN.match(value):
-        errs.append(
-            regex_error(
-                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
-                "or '.', and must start and end with an alphanumeric character",
-                DNS1123_SUBDOMAIN_FMT,
-                "example.com",
-            )
-        )
+        errs.append(regex_error(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+            "or '.', and must start and end with an alphanumeric character",
+            DNS1123_SUBDOMAIN_FMT, "example.com"))
     return errs
 
 
@@ -100,15 +91,10 @@ def is_dns1035_label(value: str) -> list[str]:
     if len(value) > DNS1035_LABEL_MAX:
         errs.append(max_len_error(DNS1035_LABEL_MAX))
     if not _DNS1035_LABEL.match(value):
-        errs.append(
-            regex_error(
-                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
-                "an alphabetic character, and end with an alphanumeric character",
-                DNS1035_LABEL_FMT,
-                "my-name",
-                "abc-123",
-            )
-        )
+        errs.append(regex_error(
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+            "an alphabetic character, and end with an alphanumeric character",
+            DNS1035_LABEL_FMT, "my-name", "abc-123"))
     return errs
 
 
@@ -172,15 +158,9 @@ def is_config_map_key(key: str) -> list[str]:
     if len(key) > DNS1123_SUBDOMAIN_MAX:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
     if not _CONFIG_MAP_KEY.match(key):
-        errs.append(
-            regex_error(
-                "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
-                CONFIG_MAP_KEY_FMT,
-                "key.name",
-                "KEY_NAME",
-                "key-name",
-            )
-        )
+        errs.append(regex_error(
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+            CONFIG_MAP_KEY_FMT, "key.name", "KEY_NAME", "key-name"))
     if key == ".":
         errs.append("must not be '.'")
     elif key == "..":
@@ -198,4 +178,5 @@ def is_env_var_name(name: str) -> list[str]:
     """Kubernetes 1.32 relaxed env var names (RelaxedEnvironmentVariableValidation, beta, on)."""
     if name and all(" " <= c <= "~" and c != "=" for c in name):
         return []
-    return ["a valid environment variable name must consist only of printable ASCII characters other than '='"]
+    return ["a valid environment variable name must consist only of printable ASCII characters "
+            "other than '='"]

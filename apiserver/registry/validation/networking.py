@@ -43,9 +43,8 @@ def _backend(backend: Any, path: str) -> Errors:
     elif not port.get("name") and not port.get("number"):
         errs.append(required(f"{path}.service.port", "port name or number is required"))
     elif port.get("number") is not None and not 0 < int(port["number"]) < 65536:
-        errs.append(
-            invalid_value(f"{path}.service.port.number", port["number"], "must be between 1 and 65535, inclusive")
-        )
+        errs.append(invalid_value(f"{path}.service.port.number", port["number"],
+                                  "must be between 1 and 65535, inclusive"))
     return errs
 
 

@@ -26,13 +26,12 @@ NEW_CLUSTER_SCOPED = (
 
 NEW_KINDS: dict[str, tuple[Create, Update | None]] = {
     "persistentvolumes": (storage.validate_persistent_volume, storage.validate_persistent_volume_update),
-    "persistentvolumeclaims": (
-        storage.validate_persistent_volume_claim,
-        storage.validate_persistent_volume_claim_update,
-    ),
+    "persistentvolumeclaims": (storage.validate_persistent_volume_claim,
+                               storage.validate_persistent_volume_claim_update),
     "storageclasses.storage.k8s.io": (storage.validate_storage_class, storage.validate_storage_class_update),
     "ingresses.networking.k8s.io": (networking.validate_ingress, None),
-    "ingressclasses.networking.k8s.io": (networking.validate_ingress_class, networking.validate_ingress_class_update),
+    "ingressclasses.networking.k8s.io": (networking.validate_ingress_class,
+                                         networking.validate_ingress_class_update),
     "networkpolicies.networking.k8s.io": (networking.validate_network_policy, None),
     "priorityclasses.scheduling.k8s.io": (policy.validate_priority_class, policy.validate_priority_class_update),
     "poddisruptionbudgets.policy": (policy.validate_pdb, None),

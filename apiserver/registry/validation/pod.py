@@ -39,35 +39,10 @@ MAX_INT32 = 2147483647
 
 # The volume sources Kubernetes knows; exactly one of them must be set per volume.
 VOLUME_SOURCES = (
-    "hostPath",
-    "emptyDir",
-    "gcePersistentDisk",
-    "awsElasticBlockStore",
-    "gitRepo",
-    "secret",
-    "nfs",
-    "iscsi",
-    "glusterfs",
-    "persistentVolumeClaim",
-    "rbd",
-    "flexVolume",
-    "cinder",
-    "cephfs",
-    "flocker",
-    "downwardAPI",
-    "fc",
-    "azureFile",
-    "configMap",
-    "vsphereVolume",
-    "quobyte",
-    "azureDisk",
-    "photonPersistentDisk",
-    "projected",
-    "portworxVolume",
-    "scaleIO",
-    "storageos",
-    "csi",
-    "ephemeral",
+    "hostPath", "emptyDir", "gcePersistentDisk", "awsElasticBlockStore", "gitRepo", "secret", "nfs",
+    "iscsi", "glusterfs", "persistentVolumeClaim", "rbd", "flexVolume", "cinder", "cephfs", "flocker",
+    "downwardAPI", "fc", "azureFile", "configMap", "vsphereVolume", "quobyte", "azureDisk",
+    "photonPersistentDisk", "projected", "portworxVolume", "scaleIO", "storageos", "csi", "ephemeral",
     "image",
 )
 
@@ -122,22 +97,18 @@ def validate_tolerations(tolerations: object, path: str) -> Errors:
             errs += validate_labels({key: ""}, f"{p}.key")
         # An empty key with Exists tolerates every taint; with Equal it would match nothing.
         if not key and operator != "Exists":
-            errs.append(
-                invalid_value(
-                    f"{p}.operator",
-                    operator,
-                    'operator must be Exists when `key` is empty, which means "match all values and all keys"',
-                )
-            )
+            errs.append(invalid_value(f"{p}.operator", operator,
+                                      'operator must be Exists when `key` is empty, which means '
+                                      '"match all values and all keys"'))
         if t.get("tolerationSeconds") is not None and effect != "NoExecute":
-            errs.append(
-                invalid_value(f"{p}.effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")
-            )
+            errs.append(invalid_value(f"{p}.effect", effect,
+                                      "effect must be 'NoExecute' when `tolerationSeconds` is set"))
         if operator in ("", "Equal"):
             errs += validate_labels({"k": value}, f"{p}.operator")
         elif operator == "Exists":
             if value:
-                errs.append(invalid_value(f"{p}.operator", t, "value must be empty when `operator` is 'Exists'"))
+                errs.append(invalid_value(f"{p}.operator", t,
+                                          "value must be empty when `operator` is 'Exists'"))
         else:
             errs.append(not_supported(f"{p}.operator", operator, SUPPORTED_TOLERATION_OPERATORS))
         if effect and effect not in SUPPORTED_TAINT_EFFECTS:
@@ -159,10 +130,10 @@ def validate_pod_spec(spec: object, path: str) -> Errors:
         return [required(path, "")]
     errs, volume_names = validate_volumes(spec.get("volumes"), f"{path}.volumes")
     seen: set[str] = set()
-    errs += validate_containers(spec.get("containers"), f"{path}.containers", volume_names, seen, need_one=True)
-    errs += validate_containers(
-        spec.get("initContainers"), f"{path}.initContainers", volume_names, seen, need_one=False
-    )
+    errs += validate_containers(spec.get("containers"), f"{path}.containers", volume_names, seen,
+                                need_one=True)
+    errs += validate_containers(spec.get("initContainers"), f"{path}.initContainers", volume_names, seen,
+                                need_one=False)
     errs += validate_restart_policy(spec.get("restartPolicy"), f"{path}.restartPolicy")
     dns_policy = spec.get("dnsPolicy") or ""
     if not dns_policy:
@@ -170,21 +141,16 @@ def validate_pod_spec(spec: object, path: str) -> Errors:
     elif dns_policy not in SUPPORTED_DNS_POLICIES:
         errs.append(not_supported(f"{path}.dnsPolicy", dns_policy, SUPPORTED_DNS_POLICIES))
     errs += validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
-    for key, check in (
-        ("serviceAccountName", is_dns1123_subdomain),
-        ("nodeName", is_dns1123_subdomain),
-        ("hostname", is_dns1123_label),
-        ("subdomain", is_dns1123_label),
-    ):
+    for key, check in (("serviceAccountName", is_dns1123_subdomain), ("nodeName", is_dns1123_subdomain),
+                       ("hostname", is_dns1123_label), ("subdomain", is_dns1123_label)):
         value = spec.get(key)
         if value:
             errs += [invalid_value(f"{path}.{key}", value, m) for m in check(str(value))]
     errs += validate_tolerations(spec.get("tolerations"), f"{path}.tolerations")
     deadline = spec.get("activeDeadlineSeconds")
     if deadline is not None and (not isinstance(deadline, int) or not 1 <= deadline <= MAX_INT32):
-        errs.append(
-            invalid_value(f"{path}.activeDeadlineSeconds", deadline, f"must be between 1 and {MAX_INT32}, inclusive")
-        )
+        errs.append(invalid_value(f"{path}.activeDeadlineSeconds", deadline,
+                                  f"must be between 1 and {MAX_INT32}, inclusive"))
     return errs
 
 
@@ -237,19 +203,11 @@ def validate_pod_update(new: Obj, old: Obj) -> Errors:
     if old_deadline is not None:
         # A deadline may only get shorter: the pod must not outlive what was promised.
         if new_deadline is None:
-            errs.append(
-                invalid_value(
-                    "spec.activeDeadlineSeconds", None, "must not update from a positive integer to nil value"
-                )
-            )
+            errs.append(invalid_value("spec.activeDeadlineSeconds", None,
+                                      "must not update from a positive integer to nil value"))
         elif isinstance(new_deadline, int) and new_deadline > old_deadline:
-            errs.append(
-                invalid_value(
-                    "spec.activeDeadlineSeconds",
-                    new_deadline,
-                    f"must be less than or equal to previous value of {old_deadline}",
-                )
-            )
+            errs.append(invalid_value("spec.activeDeadlineSeconds", new_deadline,
+                                      f"must be less than or equal to previous value of {old_deadline}"))
     errs += _validate_only_added_tolerations(new_spec.get("tolerations"), old_spec.get("tolerations"))
     if _munge_mutable_fields(new_spec, old_spec) != new_spec:
         errs.append(forbidden("spec", POD_UPDATE_FORBIDDEN))
@@ -266,7 +224,6 @@ def _validate_only_added_tolerations(new: object, old: object) -> Errors:
     remaining = [identity(t) for t in new_list if isinstance(t, dict)]
     for t in old_list:
         if isinstance(t, dict) and identity(t) not in remaining:
-            return [
-                forbidden("spec.tolerations", "existing toleration can not be modified except its tolerationSeconds")
-            ]
+            return [forbidden("spec.tolerations", "existing toleration can not be modified except its "
+                              "tolerationSeconds")]
     return []

@@ -33,19 +33,15 @@ def validate_priority_class(obj: Obj) -> Errors:
     value = obj.get("value")
     if name.startswith("system-"):
         if SYSTEM_PRIORITY_CLASSES.get(name) != value:
-            errs.append(
-                field_forbidden(
-                    "metadata.name",
-                    "priority class names with 'system-' prefix are reserved for system use only. error: "
-                    f"name {name} is not a known system priority class",
-                )
-            )
+            errs.append(field_forbidden(
+                "metadata.name",
+                "priority class names with 'system-' prefix are reserved for system use only. error: "
+                f"name {name} is not a known system priority class",
+            ))
     elif isinstance(value, int) and value > HIGHEST_USER_DEFINABLE_PRIORITY:
-        errs.append(
-            field_forbidden(
-                "value", f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}"
-            )
-        )
+        errs.append(field_forbidden(
+            "value", f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}"
+        ))
     policy = obj.get("preemptionPolicy")
     if policy not in PREEMPTION_POLICIES:
         errs.append(not_supported("preemptionPolicy", policy, PREEMPTION_POLICIES))
@@ -68,14 +64,8 @@ def _int_or_percent(value: Any, path: str) -> Errors:
         return [] if value >= 0 else [invalid_value(path, value, "must be greater than or equal to 0")]
     text = str(value)
     if not text.endswith("%") or not text[:-1].isdigit():
-        return [
-            invalid_value(
-                path,
-                value,
-                "a valid percent string must be a numeric string followed by an "
-                "ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
-            )
-        ]
+        return [invalid_value(path, value, "a valid percent string must be a numeric string followed by an "
+                              "ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')")]
     if int(text[:-1]) > 100:
         return [invalid_value(path, value, "must not be greater than 100%")]
     return []

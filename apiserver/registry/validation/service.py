@@ -67,20 +67,14 @@ def validate_cluster_ips(spec: Obj) -> Errors:
     for i, ip in enumerate(spec.get("clusterIPs") or []):
         if ip == "None":
             if spec.get("type") in ("NodePort", "LoadBalancer"):
-                errs.append(
-                    invalid_value(
-                        f"spec.clusterIPs[{i}]", ip, f"may not be set to 'None' for {spec.get('type')} services"
-                    )
-                )
+                errs.append(invalid_value(f"spec.clusterIPs[{i}]", ip,
+                                          f"may not be set to 'None' for {spec.get('type')} services"))
             continue
         try:
             ipaddress.ip_address(ip)
         except ValueError:
-            errs.append(
-                invalid_value(
-                    f"spec.clusterIPs[{i}]", ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
-                )
-            )
+            errs.append(invalid_value(f"spec.clusterIPs[{i}]", ip,
+                                      "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
     return errs
 
 
@@ -119,7 +113,8 @@ def validate_service_spec(spec: object) -> Errors:
     if svc_type == "ClusterIP":
         for i, port in enumerate(ports):
             if isinstance(port, dict) and port.get("nodePort"):
-                errs.append(forbidden(f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'"))
+                errs.append(forbidden(f"spec.ports[{i}].nodePort",
+                                      "may not be used when `type` is 'ClusterIP'"))
     for key in ("externalTrafficPolicy", "internalTrafficPolicy"):
         value = spec.get(key)
         if value and value not in SUPPORTED_TRAFFIC_POLICIES:

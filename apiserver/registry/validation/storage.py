@@ -21,23 +21,9 @@ PV_RECLAIM = ("Delete", "Recycle", "Retain")
 SC_RECLAIM = ("Delete", "Retain")
 BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
 PV_SOURCES = (
-    "hostPath",
-    "local",
-    "nfs",
-    "csi",
-    "iscsi",
-    "fc",
-    "rbd",
-    "cephfs",
-    "cinder",
-    "glusterfs",
-    "flexVolume",
-    "awsElasticBlockStore",
-    "gcePersistentDisk",
-    "azureDisk",
-    "azureFile",
-    "vsphereVolume",
-    "portworxVolume",
+    "hostPath", "local", "nfs", "csi", "iscsi", "fc", "rbd", "cephfs", "cinder", "glusterfs",
+    "flexVolume", "awsElasticBlockStore", "gcePersistentDisk", "azureDisk", "azureFile",
+    "vsphereVolume", "portworxVolume",
 )
 
 
@@ -91,11 +77,8 @@ def validate_persistent_volume_update(new: Obj, old: Obj) -> Errors:
         errs.append(immutable("spec.volumeMode", new_spec.get("volumeMode")))
     for source in PV_SOURCES:
         if old_spec.get(source) is not None and new_spec.get(source) != old_spec.get(source):
-            errs.append(
-                field_forbidden(
-                    "spec.persistentvolumesource", "spec.persistentvolumesource is immutable after creation"
-                )
-            )
+            errs.append(field_forbidden("spec.persistentvolumesource",
+                                        "spec.persistentvolumesource is immutable after creation"))
             break
     return errs
 
@@ -118,13 +101,11 @@ def validate_persistent_volume_claim_update(new: Obj, old: Obj) -> Errors:
         new_spec.pop("volumeName", None)
         old_spec.pop("volumeName", None)
     if new_spec != old_spec:
-        return [
-            field_forbidden(
-                "spec",
-                "spec is immutable after creation except resources.requests and volumeAttributesClassName "
-                "for bound claims",
-            )
-        ]
+        return [field_forbidden(
+            "spec",
+            "spec is immutable after creation except resources.requests and volumeAttributesClassName "
+            "for bound claims",
+        )]
     return []
 
 

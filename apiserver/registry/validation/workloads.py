@@ -49,9 +49,8 @@ def validate_label_selector(selector: object, path: str) -> Errors:
                 errs.append(required(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
         elif op in ("Exists", "DoesNotExist"):
             if values:
-                errs.append(
-                    forbidden(f"{p}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
-                )
+                errs.append(forbidden(f"{p}.values",
+                                      "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
         else:
             errs.append(invalid_value(f"{p}.operator", op, "not a valid selector operator"))
         errs += validate_labels({expr.get("key") or "": ""}, f"{p}.key")
@@ -73,11 +72,8 @@ def _template_labels(template: object) -> dict[str, str]:
 def selector_mismatch(selector_matches: bool, template: object, path: str) -> Errors:
     if selector_matches:
         return []
-    return [
-        invalid_value(
-            f"{path}.metadata.labels", _template_labels(template), "`selector` does not match template `labels`"
-        )
-    ]
+    return [invalid_value(f"{path}.metadata.labels", _template_labels(template),
+                          "`selector` does not match template `labels`")]
 
 
 def label_selector_matches(selector: Obj, labels: dict[str, str]) -> bool:
@@ -98,9 +94,8 @@ def validate_always_restart(template: object, path: str, kind: str) -> Errors:
     if policy and policy != "Always":
         errs.append(not_supported(f"{path}.spec.restartPolicy", policy, ["Always"]))
     if spec.get("activeDeadlineSeconds") is not None:
-        errs.append(
-            forbidden(f"{path}.spec.activeDeadlineSeconds", f"activeDeadlineSeconds in {kind} is not Supported")
-        )
+        errs.append(forbidden(f"{path}.spec.activeDeadlineSeconds",
+                              f"activeDeadlineSeconds in {kind} is not Supported"))
     return errs
 
 
@@ -141,13 +136,13 @@ def validate_apps_selector_and_template(spec: Obj, kind: str) -> Errors:
     else:
         errs += validate_label_selector(selector, "spec.selector")
         if selector_is_empty(selector):
-            errs.append(invalid_value("spec.selector", selector, f"empty selector is invalid for {kind.lower()}"))
+            errs.append(invalid_value("spec.selector", selector,
+                                      f"empty selector is invalid for {kind.lower()}"))
     if not isinstance(template, dict):
         return errs + [required("spec.template", "")]
     if isinstance(selector, dict) and not selector_is_empty(selector):
-        errs += selector_mismatch(
-            label_selector_matches(selector, _template_labels(template)), template, "spec.template"
-        )
+        errs += selector_mismatch(label_selector_matches(selector, _template_labels(template)), template,
+                                  "spec.template")
     errs += validate_pod_template(template, "spec.template")
     errs += validate_always_restart(template, "spec.template", kind)
     return errs
@@ -157,9 +152,8 @@ def int_or_percent(value: object, path: str) -> tuple[Errors, int | None, bool]:
     """Validate an IntOrString like maxSurge; returns (errors, number, is_percent)."""
     if isinstance(value, str):
         if not is_percent(value):
-            msg = regex_error(
-                "a valid percent string must be a numeric string followed by an ending '%'", "[0-9]+%", "1%", "93%"
-            )
+            msg = regex_error("a valid percent string must be a numeric string followed by an ending '%'",
+                              "[0-9]+%", "1%", "93%")
             return [invalid_value(path, value, msg)], None, True
         return [], int(value[:-1]), True
     if isinstance(value, int) and not isinstance(value, bool):
@@ -168,16 +162,16 @@ def int_or_percent(value: object, path: str) -> tuple[Errors, int | None, bool]:
 
 
 def validate_rolling_update(rolling: Obj, path: str, *, zero_msg: str) -> Errors:
-    errs, unavailable, unavailable_pct = int_or_percent(rolling.get("maxUnavailable"), f"{path}.maxUnavailable")
+    errs, unavailable, unavailable_pct = int_or_percent(rolling.get("maxUnavailable"),
+                                                        f"{path}.maxUnavailable")
     surge_errs, surge, _ = int_or_percent(rolling.get("maxSurge"), f"{path}.maxSurge")
     errs += surge_errs
     if not unavailable and not surge:
         # Neither fewer nor more pods than desired: the rollout could never make progress.
         errs.append(invalid_value(f"{path}.maxUnavailable", rolling.get("maxUnavailable"), zero_msg))
     if unavailable_pct and unavailable is not None and unavailable > 100:
-        errs.append(
-            invalid_value(f"{path}.maxUnavailable", rolling.get("maxUnavailable"), "must not be greater than 100%")
-        )
+        errs.append(invalid_value(f"{path}.maxUnavailable", rolling.get("maxUnavailable"),
+                                  "must not be greater than 100%"))
     return errs
 
 
@@ -188,17 +182,15 @@ def validate_deployment_spec(spec: Obj) -> Errors:
     stype = strategy.get("type")
     if stype == "Recreate":
         if strategy.get("rollingUpdate") is not None:
-            errs.append(
-                forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'")
-            )
+            errs.append(forbidden("spec.strategy.rollingUpdate",
+                                  "may not be specified when strategy `type` is 'Recreate'"))
     elif stype == "RollingUpdate":
         rolling = strategy.get("rollingUpdate")
         if not isinstance(rolling, dict):
             errs.append(required("spec.strategy.rollingUpdate", "this should be defaulted and never be nil"))
         else:
-            errs += validate_rolling_update(
-                rolling, "spec.strategy.rollingUpdate", zero_msg="may not be 0 when `maxSurge` is 0"
-            )
+            errs += validate_rolling_update(rolling, "spec.strategy.rollingUpdate",
+                                            zero_msg="may not be 0 when `maxSurge` is 0")
     else:
         errs.append(not_supported("spec.strategy", strategy, ["Recreate", "RollingUpdate"]))
     errs += nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
@@ -207,7 +199,8 @@ def validate_deployment_spec(spec: Obj) -> Errors:
     if isinstance(deadline, int):
         errs += nonnegative(deadline, "spec.progressDeadlineSeconds")
         if deadline <= (spec.get("minReadySeconds") or 0):
-            errs.append(invalid_value("spec.progressDeadlineSeconds", deadline, "must be greater than minReadySeconds"))
+            errs.append(invalid_value("spec.progressDeadlineSeconds", deadline,
+                                      "must be greater than minReadySeconds"))
     return errs
 
 
@@ -228,9 +221,8 @@ def validate_daemon_set_spec(spec: Obj) -> Errors:
         if not isinstance(rolling, dict):
             errs.append(required("spec.updateStrategy.rollingUpdate", ""))
         else:
-            errs += validate_rolling_update(
-                rolling, "spec.updateStrategy.rollingUpdate", zero_msg="cannot be 0 when maxSurge is 0"
-            )
+            errs += validate_rolling_update(rolling, "spec.updateStrategy.rollingUpdate",
+                                            zero_msg="cannot be 0 when maxSurge is 0")
     elif stype != "OnDelete":
         errs.append(not_supported("spec.updateStrategy", strategy, ["RollingUpdate", "OnDelete"]))
     errs += nonnegative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit")
@@ -251,13 +243,8 @@ def validate_stateful_set_spec(spec: Obj) -> Errors:
         errs += nonnegative(rolling.get("partition"), "spec.updateStrategy.rollingUpdate.partition")
     elif stype == "OnDelete":
         if strategy.get("rollingUpdate") is not None:
-            errs.append(
-                invalid_value(
-                    "spec.updateStrategy.rollingUpdate",
-                    strategy["rollingUpdate"],
-                    "only allowed for updateStrategy 'RollingUpdate'",
-                )
-            )
+            errs.append(invalid_value("spec.updateStrategy.rollingUpdate", strategy["rollingUpdate"],
+                                      "only allowed for updateStrategy 'RollingUpdate'"))
     elif not stype:
         errs.append(required("spec.updateStrategy", ""))
     else:
@@ -286,14 +273,8 @@ def _with_claim_volumes(spec: Obj) -> Obj:
     return {**spec, "template": {**template, "spec": pod_spec}}
 
 
-STATEFUL_SET_UPDATABLE = (
-    "replicas",
-    "ordinals",
-    "template",
-    "updateStrategy",
-    "persistentVolumeClaimRetentionPolicy",
-    "minReadySeconds",
-)
+STATEFUL_SET_UPDATABLE = ("replicas", "ordinals", "template", "updateStrategy",
+                          "persistentVolumeClaimRetentionPolicy", "minReadySeconds")
 
 
 STATEFUL_SET_UPDATE_FORBIDDEN = (
