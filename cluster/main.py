@@ -46,16 +46,22 @@ def _fail(msg: str) -> None:
 @app.command()
 def up(
     data_dir: DataDir = "./.mini-k8s",
-    etcd_servers: Annotated[str, typer.Option("--etcd-servers", help="Use etcd instead of the embedded store.")] = "",
+    etcd_servers: Annotated[
+        str, typer.Option("--etcd-servers", help="Use etcd instead of the embedded store.")
+    ] = "",
     etcd_prefix: Annotated[str, typer.Option("--etcd-prefix", help="Key prefix in etcd.")] = "",
     nodes: Annotated[int, typer.Option("--nodes", min=0, help="Kubelet processes, one node each.")] = 3,
     port: Annotated[int, typer.Option("--port", help="API server port.")] = 8080,
     bind_address: Annotated[str, typer.Option("--bind-address", help="API server address.")] = "127.0.0.1",
     controller_manager_port: Annotated[int, typer.Option("--controller-manager-port")] = 10252,
     scheduler_port: Annotated[int, typer.Option("--scheduler-port")] = 10251,
-    dns_port: Annotated[int, typer.Option("--dns-port", help="The cluster DNS (UDP and TCP); 0: none.")] = 10053,
+    dns_port: Annotated[
+        int, typer.Option("--dns-port", help="The cluster DNS (UDP and TCP); 0: none.")
+    ] = 10053,
     dns_health_port: Annotated[int, typer.Option("--dns-health-port", help="The cluster DNS's /healthz.")] = 10054,
-    kubelet_port: Annotated[int, typer.Option("--kubelet-port", help="node-1's; the others the next free.")] = 10250,
+    kubelet_port: Annotated[
+        int, typer.Option("--kubelet-port", help="node-1's; the others the next free.")
+    ] = 10250,
     node_monitor_period: Annotated[Duration, typer.Option("--node-monitor-period")] = None,
     node_monitor_grace_period: Annotated[Duration, typer.Option("--node-monitor-grace-period")] = None,
     node_status_update_frequency: Annotated[Duration, typer.Option("--node-status-update-frequency")] = None,
@@ -67,18 +73,28 @@ def up(
     runtime: Annotated[
         str, typer.Option("--runtime", help="The kubelets' runtime: simulated, or process (real containers; root).")
     ] = "simulated",
-    not_ready_toleration: Annotated[int | None, typer.Option("--default-not-ready-toleration-seconds")] = None,
-    unreachable_toleration: Annotated[int | None, typer.Option("--default-unreachable-toleration-seconds")] = None,
+    not_ready_toleration: Annotated[
+        int | None, typer.Option("--default-not-ready-toleration-seconds")
+    ] = None,
+    unreachable_toleration: Annotated[
+        int | None, typer.Option("--default-unreachable-toleration-seconds")
+    ] = None,
     apiserver_arg: Annotated[list[str] | None, typer.Option("--kube-apiserver-arg")] = None,
     controller_manager_arg: Annotated[list[str] | None, typer.Option("--kube-controller-manager-arg")] = None,
     scheduler_arg: Annotated[list[str] | None, typer.Option("--kube-scheduler-arg")] = None,
     kubelet_arg: Annotated[list[str] | None, typer.Option("--kubelet-arg")] = None,
     kubeconfig: Annotated[
         str,
-        typer.Option("--kubeconfig", help="Write here (default: $KUBECONFIG's first file, else ~/.kube/config)."),
+        typer.Option(
+            "--kubeconfig", help="Write here (default: $KUBECONFIG's first file, else ~/.kube/config)."
+        ),
     ] = "",
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds until every node must be Ready.")] = 60.0,
-    detach: Annotated[bool, typer.Option("-d", "--detach", help="Start in the background and return.")] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds until every node must be Ready.")
+    ] = 60.0,
+    detach: Annotated[
+        bool, typer.Option("-d", "--detach", help="Start in the background and return.")
+    ] = False,
     verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity of every component.")] = 0,
     classroom: Annotated[
         bool,
@@ -177,7 +193,9 @@ def status(data_dir: DataDir = "./.mini-k8s") -> None:
     alive = {h.name for h in state.running()}
     typer.echo(f"{'COMPONENT':<24}{'PID':<9}{'PORT':<7}STATUS")
     for c in state.components:
-        typer.echo(f"{c['name']:<24}{c['pid']:<9}{c['port']:<7}{'running' if c['name'] in alive else 'exited'}")
+        typer.echo(
+            f"{c['name']:<24}{c['pid']:<9}{c['port']:<7}{'running' if c['name'] in alive else 'exited'}"
+        )
     from cluster.readiness import node_ready
 
     nodes = asyncio.run(_nodes(state.server))
@@ -202,7 +220,10 @@ def _refuse_if_running(path: Path) -> None:
         return
     if alive := previous.running():
         pids = ", ".join(f"{h.name}={h.pid}" for h in alive)
-        _fail(f"mini-k8s is already running from {path} ({pids}).\n  Stop it first: mini-k8s down --data-dir {path}")
+        _fail(
+            f"mini-k8s is already running from {path} ({pids}).\n"
+            f"  Stop it first: mini-k8s down --data-dir {path}"
+        )
     previous.clear()  # stale: its processes are gone
 
 

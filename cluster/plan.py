@@ -142,9 +142,13 @@ def plan(opts: ClusterOptions) -> list[Component]:
         api_args += ["--etcd-servers", opts.etcd_servers]
         api_args += _optional("--etcd-prefix", opts.etcd_prefix or None)
     api_args += _optional("--default-not-ready-toleration-seconds", opts.default_not_ready_toleration_seconds)
-    api_args += _optional("--default-unreachable-toleration-seconds", opts.default_unreachable_toleration_seconds)
+    api_args += _optional(
+        "--default-unreachable-toleration-seconds", opts.default_unreachable_toleration_seconds
+    )
     components = [
-        Component("apiserver", "apiserver", (*api_args, *verbose, *_split_extra(opts.apiserver_args)), opts.port)
+        Component(
+            "apiserver", "apiserver", (*api_args, *verbose, *_split_extra(opts.apiserver_args)), opts.port
+        )
     ]
 
     cm_args = [*master, "--port", str(opts.controller_manager_port)]

@@ -140,7 +140,9 @@ def _wait_gone(handles: Sequence[Handle], timeout: float) -> list[Handle]:
     return left
 
 
-def stop_all(handles: Sequence[Handle], *, timeout: float = 10.0, report: Callable[[str], None] | None = None) -> None:
+def stop_all(
+    handles: Sequence[Handle], *, timeout: float = 10.0, report: Callable[[str], None] | None = None
+) -> None:
     """Stop tier by tier (kubelets, controllers+scheduler, API server): SIGTERM, wait up to
     `timeout`, then SIGKILL the stragglers."""
     for tier in sorted({_TIER[h.kind] for h in handles}):
