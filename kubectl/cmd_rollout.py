@@ -1,4 +1,5 @@
-"""`kubectl rollout status|history|undo|pause|resume|restart` for Deployments.
+"""`kubectl rollout status|history|undo|pause|resume|restart` for Deployments (DaemonSets and
+StatefulSets keep their history differently: rollout_revisions.py).
 
 A Deployment's history is not stored in the Deployment. It is its ReplicaSets: every pod
 template the Deployment ever had got its own ReplicaSet (owned by the Deployment through a
@@ -30,6 +31,9 @@ from kubectl.cli import CmdError, Session, echo, run
 from kubectl.main import app
 from kubectl.printing.table import TabWriter
 from kubectl.resources import parse_args, qualified
+from kubectl.rollout_revisions import KINDS as REVISION_KINDS
+from kubectl.rollout_revisions import owned_revisions, revision_template, undo_patch
+from kubectl.rollout_revisions import status_message as revisions_status_message
 
 REVISION = "deployment.kubernetes.io/revision"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
@@ -48,11 +52,15 @@ rollout_app = typer.Typer(help="Manage the rollout of one or many resources.", n
 app.add_typer(rollout_app, name="rollout")
 
 
-def _targets(args: list[str]) -> list[tuple[ResourceType, str]]:
+def _targets(args: list[str], *, unsupported_for_revisions: str = "") -> list[tuple[ResourceType, str]]:
+    """The objects named. DaemonSets and StatefulSets too, except for what only a Deployment can do
+    (`unsupported_for_revisions` is then the verb kubectl names: "pausing", "resuming")."""
     sel = parse_args(args)
     out = []
     for rt, names in sel.groups:
-        if rt.key != "deployments.apps":
+        if rt.key in REVISION_KINDS and unsupported_for_revisions:
+            raise CmdError(f'{rt.key} "{names[0] if names else ""}" {unsupported_for_revisions} is not supported')
+        if rt.key != "deployments.apps" and rt.key not in REVISION_KINDS:
             raise CmdError(
                 f'no rollout support for kind "{rt.kind}"'
                 if rt.key != "replicasets.apps"
@@ -121,10 +129,11 @@ async def status(s: Session, args: list[str], watch: bool, timeout: float) -> in
     ((rt, name),) = _targets(args)
 
     async def follow() -> None:
+        viewer = revisions_status_message if rt.key in REVISION_KINDS else status_message
         lst = await s.client.list(rt, s.namespace, field_selector=f"metadata.name={name}")
         if not lst.get("items"):
-            raise CmdError(f'deployments.apps "{name}" not found')
-        message, done = status_message(lst["items"][0])
+            raise CmdError(f'{rt.key} "{name}" not found')
+        message, done = viewer({"kind": rt.kind, **lst["items"][0]})
         echo(message)
         if done or not watch:
             return
@@ -140,7 +149,7 @@ async def status(s: Session, args: list[str], watch: bool, timeout: float) -> in
                     raise CmdError("object has been deleted")
                 if ev.type not in ("ADDED", "MODIFIED"):
                     continue
-                message, done = status_message(ev.object)
+                message, done = viewer({"kind": rt.kind, **ev.object})
                 echo(message)
                 if done:
                     return
@@ -158,22 +167,31 @@ async def status(s: Session, args: list[str], watch: bool, timeout: float) -> in
 async def history(s: Session, args: list[str], revision: int) -> int:
     for rt, name in _targets(args):
         d = await s.client.get(rt, name, s.namespace)
-        sets = {revision_of(rs): rs for rs in await owned_replicasets(s, d)}
+        if rt.key in REVISION_KINDS:
+            sets = await owned_revisions(s, d)
+        else:
+            sets = {revision_of(rs): rs for rs in await owned_replicasets(s, d)}
         if revision > 0:
             if revision not in sets:
                 raise CmdError("unable to find the specified revision")
             from kubectl.describe.podtemplate import describe_template
 
             echo(f"{qualified(rt, name)} with revision #{revision}")
-            template = copy.deepcopy(sets[revision]["spec"]["template"])
-            cause = (sets[revision]["metadata"].get("annotations") or {}).get(CHANGE_CAUSE)
-            if cause:  # kubectl shows the revision's change-cause as a template annotation
-                template.setdefault("metadata", {}).setdefault("annotations", {})[CHANGE_CAUSE] = cause
+            if rt.key in REVISION_KINDS:
+                template = revision_template(sets[revision])
+            else:
+                template = copy.deepcopy(sets[revision]["spec"]["template"])
+                cause = (sets[revision]["metadata"].get("annotations") or {}).get(CHANGE_CAUSE)
+                if cause:  # for a Deployment kubectl shows the change-cause as a template annotation
+                    template.setdefault("metadata", {}).setdefault("annotations", {})[CHANGE_CAUSE] = cause
             for line in describe_template(template):
                 echo(line)
             echo()
             continue
         echo(f"{qualified(rt, name)} ")
+        if not sets:
+            echo("No rollout history found.")
+            continue
         rows = [["REVISION", "CHANGE-CAUSE"]]
         for rev in sorted(sets):
             cause = (sets[rev]["metadata"].get("annotations") or {}).get(CHANGE_CAUSE) or "<none>"
@@ -194,6 +212,15 @@ def _template_without_hash(template: dict[str, Any]) -> dict[str, Any]:
 async def undo(s: Session, args: list[str], to_revision: int) -> int:
     for rt, name in _targets(args):
         d = await s.client.get(rt, name, s.namespace)
+        if rt.key in REVISION_KINDS:
+            revision, patch = undo_patch(d, await owned_revisions(s, d), to_revision)
+            if patch is None:
+                echo(f"{qualified(rt, name)} skipped rollback (current template already matches revision "
+                     f"{revision})")  # fmt: skip
+                continue
+            await s.client.patch(rt, name, patch, s.namespace, patch_type="strategic")
+            echo(f"{qualified(rt, name)} rolled back")
+            continue
         if (d.get("spec") or {}).get("paused"):
             raise CmdError(
                 f"you cannot rollback a paused deployment; resume it first with 'kubectl rollout "
@@ -232,7 +259,7 @@ async def undo(s: Session, args: list[str], to_revision: int) -> int:
 
 
 async def pause(s: Session, args: list[str], paused: bool) -> int:
-    for rt, name in _targets(args):
+    for rt, name in _targets(args, unsupported_for_revisions="pausing" if paused else "resuming"):
         d = await s.client.get(rt, name, s.namespace)
         if bool((d.get("spec") or {}).get("paused")) == paused:
             raise CmdError(f'{rt.key} "{name}" is {"already paused" if paused else "not paused"}')
@@ -253,7 +280,7 @@ async def restart(s: Session, args: list[str]) -> int:
     return 0
 
 
-_ARGS = typer.Argument(..., help="deployment/NAME | deployment NAME")
+_ARGS = typer.Argument(..., help="deployment/NAME | daemonset/NAME | statefulset/NAME")
 
 
 @rollout_app.command("status")
