@@ -87,6 +87,7 @@ VERBS = {
     "replace": "cmd_apply",
     "diff": "cmd_diff",
     "edit": "cmd_edit",
+    "explain": "cmd_explain",
     "config": "cmd_config",
     "delete": "cmd_delete",
     "describe": "cmd_describe",
