@@ -16,7 +16,7 @@ from typing import Any
 from api.errors import NotFoundError, StatusError
 from api.registry import ResourceType
 from kubectl.cli import Session
-from kubectl.describe import cluster_kinds, kinds
+from kubectl.describe import cluster_kinds, kinds, quota_kinds
 
 Obj = dict[str, Any]
 
@@ -127,6 +127,8 @@ async def describe(s: Session, rt: ResourceType, obj: Obj, show_events: bool = T
         "priorityclasses.scheduling.k8s.io": cluster_kinds.priority_class,
         "endpointslices.discovery.k8s.io": cluster_kinds.endpoint_slice,
         "ingressclasses.networking.k8s.io": cluster_kinds.ingress_class,
+        "resourcequotas": quota_kinds.resource_quota,
+        "limitranges": quota_kinds.limit_range,
     }.get(key)
     if simple is not None:
         return simple(obj, events)

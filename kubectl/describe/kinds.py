@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from api.quantity import Quantity, parse_quantity
+from kubectl.describe import quota_kinds
 from kubectl.describe.common import (
     annotations_multiline,
     controller_of,
@@ -414,6 +415,12 @@ def namespace(ns: Obj, quotas: list[Obj], limit_ranges: list[Obj]) -> str:
         w.write(LEVEL_0, "Resource Quotas\n")
         for q in sorted(quotas, key=lambda q: q["metadata"]["name"]):
             w.write(LEVEL_1, f"Name:\t{q['metadata']['name']}\n")
+            scopes = sorted((q.get("spec") or {}).get("scopes") or [])
+            if scopes:
+                w.write(LEVEL_1, f"Scopes:\t{', '.join(scopes)}\n")
+                for scope in scopes:
+                    if scope in quota_kinds.SCOPE_HELP:
+                        w.write(LEVEL_1, f"* {quota_kinds.SCOPE_HELP[scope]}\n")
             w.write(LEVEL_1, "Resource\tUsed\tHard\n")
             w.write(LEVEL_1, "--------\t---\t---\n")
             st = q.get("status") or {}
@@ -424,21 +431,11 @@ def namespace(ns: Obj, quotas: list[Obj], limit_ranges: list[Obj]) -> str:
     if not limit_ranges:
         w.write(LEVEL_0, "No LimitRange resource.\n")
     else:
-        w.write(
-            LEVEL_0,
-            "Resource Limits\n Type\tResource\tMin\tMax\tDefault Request\tDefault Limit\t"
-            "Max Limit/Request Ratio\n",
-        )
-        w.write(
-            LEVEL_0, " ----\t--------\t---\t---\t---------------\t-------------\t-----------------------\n"
-        )
+        w.write(LEVEL_0, "Resource Limits\n " + quota_kinds.LIMIT_HEADER)
+        w.write(LEVEL_0, " " + quota_kinds.LIMIT_RULE)
         for lr in limit_ranges:
-            for item in (lr.get("spec") or {}).get("limits") or []:
-                fields = ("min", "max", "defaultRequest", "default", "maxLimitRequestRatio")
-                names = sorted({n for f in fields for n in (item.get(f) or {})})
-                for n in names:
-                    vals = [str((item.get(f) or {}).get(n, "-")) for f in fields]
-                    w.write(LEVEL_0, f" {item.get('type', '')}\t{n}\t" + "\t".join(vals) + "\n")
+            for row in quota_kinds.limit_rows(lr):
+                w.write(LEVEL_0, " " + row)
     return w.text()
 
 
