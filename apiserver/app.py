@@ -26,6 +26,9 @@ from starlette.requests import ClientDisconnect
 
 from api import errors, registry
 from apiserver import hpa_v1, storage
+from apiserver.auth import reviews
+from apiserver.auth.bootstrap import ensure_bootstrap_policy
+from apiserver.auth.security import Security
 from apiserver.config import ServerConfig
 from apiserver.flowcontrol import FlowController
 from apiserver.front import APIFront
@@ -74,6 +77,10 @@ def create_app(config: ServerConfig) -> APIFront:
             count_objects=lambda key: len(server.caches[key].objects) if key in server.caches else 0,
         )
         await server.start()
+        app.state.security = Security(config, server)
+        server.authorizer = app.state.security.authorizer
+        if app.state.security.authorizer.uses_rbac:
+            await ensure_bootstrap_policy(server)
         try:
             yield
         finally:
@@ -141,6 +148,8 @@ async def dispatch(request: Request, group: str, version: str, path: str) -> Res
         if res is None:
             raise errors.not_found_path()
         return res
+    if reviews.serves(group, version):  # whoami, can-i: questions, never stored
+        return await reviews.handle(server, request, group, segments)
     info = resolve(group, version, segments)
     verb = _verb(request.method, info, request)
     started = time.perf_counter()

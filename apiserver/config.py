@@ -31,6 +31,19 @@ class ServerConfig:
     max_requests_inflight: int = 400
     max_mutating_requests_inflight: int = 200
     watch_buffer_events: int = 10_000
+    # security (apiserver/auth/): HTTPS on secure_port only with a certificate; plain --port
+    # requests act as system:unsecured (system:masters), as kube-apiserver's old insecure port did
+    secure_port: int = 6443
+    tls_cert_file: str = ""
+    tls_private_key_file: str = ""
+    client_ca_file: str = ""
+    token_auth_file: str = ""
+    service_account_key_files: list[str] = field(default_factory=list)
+    service_account_issuers: list[str] = field(default_factory=list)
+    service_account_lookup: bool = True
+    anonymous_auth: bool = True
+    authorization_mode: str = "AlwaysAllow"
+    audit_log_path: str = ""
 
     @property
     def advertise_address(self) -> str:

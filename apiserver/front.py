@@ -23,11 +23,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qs
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from api import errors
+from apiserver.auth.audit import AuditLog
+from apiserver.auth.context import set_current_user
+from apiserver.auth.requestinfo import request_attributes
+from apiserver.auth.security import Security
 from apiserver.flowcontrol import FlowController
 from apiserver.flowcontrol_schemas import classify, parse
 from apiserver.handlers.common import json_response
@@ -69,6 +74,42 @@ class APIFront:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        scope[RAW_SEND] = send
+        security: Security | None = getattr(getattr(self.app, "state", None), "security", None)
+        if security is None or not security.checks_anything:  # plain HTTP only: system:unsecured
+            await self._admitted(scope, receive, send)
+            return
+        await self._secured(security, scope, receive, send)
+
+    async def _secured(self, security: Security, scope: Scope, receive: Receive, send: Send) -> None:
+        """Authenticate and authorize (apiserver/auth/), then serve; audit whatever happened."""
+        headers = [(bytes(k).decode("latin-1").lower(), bytes(v).decode("latin-1")) for k, v in scope["headers"]]
+        query = {k: v[0] for k, v in parse_qs(scope.get("query_string", b"").decode("latin-1")).items()}
+        attrs = request_attributes(scope["method"], scope["path"], query)
+        received, code = AuditLog.now(), [0]
+
+        async def recording_send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                code[0] = message["status"]
+            await send(message)
+
+        local_port = (scope.get("server") or ("", 0))[1]
+        decision = None
+        try:
+            decision = await security.check(attrs, headers, local_port, _peer_certificate(send))
+        except errors.StatusError as exc:
+            await _send_quietly(json_response(exc.to_status(), exc.code), scope, receive, recording_send)
+        else:
+            set_current_user(decision.user)
+            await self._admitted(scope, receive, recording_send)
+        finally:
+            if security.audit is not None:
+                security.audit.record(
+                    received=received, scope=scope, headers=headers, attrs=attrs, code=code[0],
+                    user=decision.user if decision else None, real_user=decision.real_user if decision else None,
+                )  # fmt: skip
+
+    async def _admitted(self, scope: Scope, receive: Receive, send: Send) -> None:
         release = None
         flow: FlowController | None = getattr(getattr(self.app, "state", None), "flowcontrol", None)
         if flow is not None:
@@ -99,7 +140,8 @@ class APIFront:
             await self.app(scope, receive, send)
             return
         scope["app"] = self.app  # what FastAPI would set: handlers find the server on it
-        scope[ABORT] = lambda: _abort(send)
+        raw_send = scope.get(RAW_SEND, send)
+        scope[ABORT] = lambda: _abort(raw_send)
         try:
             response = await self.dispatch(Request(scope, receive, send), *target)
         except errors.StatusError as exc:
@@ -115,6 +157,16 @@ class APIFront:
 
 
 ABORT = "mini_k8s.abort"  # scope key: call it to cut the client's connection at once
+RAW_SEND = "mini_k8s.send"  # scope key: uvicorn's own `send`, which leads to the connection
+
+
+def _peer_certificate(send: Send) -> bytes | None:
+    """The client's certificate (DER) on a TLS connection, already verified by the handshake
+    against --client-ca-file; None on plain HTTP or when the client sent none. ASGI does not carry
+    it, so it is read from the connection through uvicorn's request cycle, whose bound `send` this is."""
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    return ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
 
 
 def _abort(send: Send) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-import uvicorn
 
 from apiserver.config import ServerConfig
 
@@ -66,6 +65,37 @@ def run(
         int,
         typer.Option("--watch-buffer-events", help="Events a watch may fall behind before it is closed (mini-k8s)."),
     ] = 10_000,
+    # -- security (apiserver/auth/) --
+    secure_port: Annotated[
+        int, typer.Option("--secure-port", help="HTTPS port, served when --tls-cert-file is given (0: none).")
+    ] = 6443,
+    tls_cert_file: Annotated[str, typer.Option("--tls-cert-file", help="The serving certificate (PEM).")] = "",
+    tls_private_key_file: Annotated[str, typer.Option("--tls-private-key-file", help="Its private key (PEM).")] = "",
+    client_ca_file: Annotated[
+        str, typer.Option("--client-ca-file", help="CA bundle that signs client certificates (x509 authentication).")
+    ] = "",
+    token_auth_file: Annotated[
+        str, typer.Option("--token-auth-file", help='Static tokens, CSV: token,user,uid,"group1,group2".')
+    ] = "",
+    service_account_key_file: Annotated[
+        list[str] | None,
+        typer.Option("--service-account-key-file", help="PEM key(s) that verify ServiceAccount tokens (repeatable)."),
+    ] = None,
+    service_account_issuer: Annotated[
+        list[str] | None, typer.Option("--service-account-issuer", help="Issuer of bound ServiceAccount tokens.")
+    ] = None,
+    service_account_lookup: Annotated[
+        bool, typer.Option("--service-account-lookup", help="Refuse tokens whose Secret or account is gone.")
+    ] = True,
+    anonymous_auth: Annotated[
+        bool, typer.Option("--anonymous-auth", help="Requests without credentials are system:anonymous (else 401).")
+    ] = True,
+    authorization_mode: Annotated[
+        str, typer.Option("--authorization-mode", help="Comma list of AlwaysAllow, AlwaysDeny, RBAC.")
+    ] = "AlwaysAllow",
+    audit_log_path: Annotated[
+        str, typer.Option("--audit-log-path", help="Write audit.k8s.io/v1 events (Metadata level) here; - is stdout.")
+    ] = "",
 ) -> None:
     if sqlite_synchronous not in ("full", "normal"):
         raise typer.BadParameter("must be full or normal", param_hint="--sqlite-synchronous")
@@ -91,21 +121,35 @@ def run(
         max_requests_inflight=max_requests_inflight,
         max_mutating_requests_inflight=max_mutating_requests_inflight,
         watch_buffer_events=watch_buffer_events,
+        secure_port=secure_port,
+        tls_cert_file=tls_cert_file,
+        tls_private_key_file=tls_private_key_file,
+        client_ca_file=client_ca_file,
+        token_auth_file=token_auth_file,
+        service_account_key_files=service_account_key_file or [],
+        service_account_issuers=service_account_issuer or [],
+        service_account_lookup=service_account_lookup,
+        anonymous_auth=anonymous_auth,
+        authorization_mode=authorization_mode,
+        audit_log_path=audit_log_path,
     )
     if max_requests_inflight < 0 or max_mutating_requests_inflight < 0 or watch_buffer_events < 1:
         raise typer.BadParameter("--max-requests-inflight and --max-mutating-requests-inflight must be >= 0, "
                                  "--watch-buffer-events >= 1")
-    from apiserver.app import create_app
+    if tls_cert_file and not tls_private_key_file:
+        raise typer.BadParameter("--tls-private-key-file is required with --tls-cert-file")
+    if not port and not (secure_port and tls_cert_file):
+        raise typer.BadParameter("nothing to serve: give --port, or --secure-port with --tls-cert-file")
+    try:
+        from apiserver.auth.authorize import parse_modes
 
-    uvicorn.run(
-        create_app(config),
-        host=bind_address,
-        port=port,
-        log_level="warning" if verbosity < 2 else "info",
-        access_log=verbosity >= 3,
-        timeout_graceful_shutdown=2,
-        log_config=None,  # uvicorn's loggers go through the klog handlers (api/klog.py)
-    )
+        parse_modes(authorization_mode)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--authorization-mode") from None
+    from apiserver.app import create_app
+    from apiserver.serving import serve
+
+    serve(create_app(config), config, log_level="warning" if verbosity < 2 else "info", access_log=verbosity >= 3)
 
 
 def main() -> None:

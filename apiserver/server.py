@@ -11,7 +11,7 @@ import asyncio
 import ipaddress
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from api import errors, registry
 from api.registry import ResourceType
@@ -22,6 +22,9 @@ from apiserver.genericstore import ResourceStore
 from apiserver.metrics import Metrics
 from apiserver.registry.allocators import IPAllocator, PortAllocator
 from apiserver.watchcache import WatchCache
+
+if TYPE_CHECKING:
+    from apiserver.auth.authorize import Authorizer
 
 log = logging.getLogger("apiserver")
 
@@ -44,6 +47,8 @@ class APIServer:
         for rt in registry.all_resources():
             if rt.key not in self.stores:
                 self.stores[rt.key] = ResourceStore(rt, store, cached=self._cached_reader(rt))
+        # set once the app starts (apiserver/auth/): admission's RBAC escalation check asks it
+        self.authorizer: Authorizer | None = None
         self.admission: AdmissionChain = default_chain(self)
         self.cluster_ips = IPAllocator(config.service_cluster_ip_range)
         self.node_ports = PortAllocator(config.service_node_port_range)
@@ -98,10 +103,10 @@ class APIServer:
         ns_rt, svc_rt, ep_rt = (registry.by_key(k) for k in ("namespaces", "services", "endpoints"))
         assert ns_rt and svc_rt and ep_rt
         for ns in SYSTEM_NAMESPACES:
-            await self._ensure(ns_rt, None, {"metadata": {"name": ns}})
+            await self.ensure(ns_rt, None, {"metadata": {"name": ns}})
         first_ip = str(next(ipaddress.ip_network(self.config.service_cluster_ip_range).hosts()))
         port = {"name": "https", "port": 443, "protocol": "TCP", "targetPort": self.config.port}
-        await self._ensure(
+        await self.ensure(
             svc_rt,
             "default",
             {
@@ -113,7 +118,7 @@ class APIServer:
                 "spec": {"type": "ClusterIP", "clusterIP": first_ip, "ports": [port]},
             },
         )
-        await self._ensure(
+        await self.ensure(
             ep_rt,
             "default",
             {
@@ -135,7 +140,7 @@ class APIServer:
         slice_rt, pc_rt = (registry.by_key(k) for k in ("endpointslices.discovery.k8s.io",
                                                          "priorityclasses.scheduling.k8s.io"))
         assert slice_rt and pc_rt
-        await self._ensure(
+        await self.ensure(
             slice_rt,
             "default",
             {
@@ -147,9 +152,10 @@ class APIServer:
             },
         )
         for name, value, description in SYSTEM_PRIORITY_CLASSES:
-            await self._ensure(pc_rt, None, {"metadata": {"name": name}, "value": value, "description": description})
+            await self.ensure(pc_rt, None, {"metadata": {"name": name}, "value": value, "description": description})
 
-    async def _ensure(self, rt: ResourceType, namespace: str | None, obj: dict[str, Any]) -> None:
+    async def ensure(self, rt: ResourceType, namespace: str | None, obj: dict[str, Any]) -> None:
+        """Create `obj` unless an object of that name exists (the bootstrap objects: restart-safe)."""
         from apiserver.handlers.create import create_object
 
         try:

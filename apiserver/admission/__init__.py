@@ -67,6 +67,7 @@ def default_chain(server: APIServer) -> AdmissionChain:
     from apiserver.admission.default_tolerations import DefaultTolerationSeconds
     from apiserver.admission.limit_ranger import LimitRanger
     from apiserver.admission.namespace_lifecycle import NamespaceLifecycle
+    from apiserver.admission.rbac_escalation import RBACEscalation
     from apiserver.admission.resource_quota import ResourceQuota
     from apiserver.admission.service_account import ServiceAccount
 
@@ -80,5 +81,5 @@ def default_chain(server: APIServer) -> AdmissionChain:
             ),
             DefaultStorageClass(server),
         ],
-        [limit_ranger, ResourceQuota(server)],
+        [limit_ranger, RBACEscalation(server), ResourceQuota(server)],
     )

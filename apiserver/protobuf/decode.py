@@ -67,8 +67,16 @@ def _proto_name(name: str) -> str:
 
 @cache
 def _table() -> tuple[dict[str, str], dict[str, list[list[Any]]]]:
-    data = json.loads(Path(__file__).with_name("messages.json").read_text())
-    return data["kinds"], data["messages"]
+    """messages.json (generated) plus reviews.json: the review kinds of authentication.k8s.io and
+    authorization.k8s.io (whoami, can-i), written by hand from the struct tags of their types.go
+    because their `extra` maps of ExtraValue are beyond the generator; `extra` is left out."""
+    kinds: dict[str, str] = {}
+    messages: dict[str, list[list[Any]]] = {}
+    for table in ("messages.json", "reviews.json"):
+        data = json.loads(Path(__file__).with_name(table).read_text())
+        kinds.update(data["kinds"])
+        messages.update(data["messages"])
+    return kinds, messages
 
 
 @cache

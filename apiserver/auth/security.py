@@ -1,0 +1,76 @@
+"""The server's security settings put together: built once from the flags, asked once per request.
+
+`check()` answers, for one request, "as whom does it act?" — or raises the 401/403 Status. It is
+called by front.py before anything else reads the request. `--port` (plain HTTP) requests skip
+it: they are `system:unsecured`, as on kube-apiserver's old insecure port.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from api import errors, registry
+from apiserver.auth.audit import AuditLog
+from apiserver.auth.authenticate import Authenticator, Unauthorized
+from apiserver.auth.authorize import Authorizer, parse_modes
+from apiserver.auth.impersonation import impersonate
+from apiserver.auth.requestinfo import RequestAttributes
+from apiserver.auth.serviceaccount_tokens import ServiceAccountTokens, load_public_keys
+from apiserver.auth.tokenfile import load_token_file
+from apiserver.auth.user import UNSECURED, UserInfo
+
+if TYPE_CHECKING:
+    from apiserver.config import ServerConfig
+    from apiserver.server import APIServer
+
+
+@dataclass
+class Decision:
+    user: UserInfo  # who the request acts as (the impersonated user, if any)
+    real_user: UserInfo  # who presented the credentials
+    attrs: RequestAttributes
+
+
+def unauthorized() -> errors.StatusError:
+    return errors.StatusError("Unauthorized", code=401, reason="Unauthorized")
+
+
+class Security:
+    def __init__(self, config: ServerConfig, server: APIServer) -> None:
+        self.server = server
+        self.secure_port = config.secure_port if config.tls_cert_file else 0
+        keys = load_public_keys(config.service_account_key_files) if config.service_account_key_files else {}
+        accounts = ServiceAccountTokens(keys, config.service_account_issuers, self._get,
+                                        config.service_account_lookup) if keys else None  # fmt: skip
+        tokens = load_token_file(config.token_auth_file) if config.token_auth_file else {}
+        self.authenticator = Authenticator(tokens=tokens, service_accounts=accounts, anonymous=config.anonymous_auth)
+        self.authorizer = Authorizer(server, parse_modes(config.authorization_mode))
+        self.audit = AuditLog(config.audit_log_path) if config.audit_log_path else None
+
+    async def _get(self, key: str, namespace: str, name: str) -> dict[str, Any] | None:
+        rt = registry.by_key(key)
+        assert rt is not None
+        return self.server.cache(rt).peek(self.server.store(rt).key(namespace, name))
+
+    @property
+    def checks_anything(self) -> bool:
+        """False when every request is system:unsecured and nothing is audited (plain HTTP only)."""
+        return bool(self.secure_port) or self.audit is not None
+
+    def is_secure(self, local_port: int) -> bool:
+        return bool(self.secure_port) and local_port == self.secure_port
+
+    async def check(
+        self, attrs: RequestAttributes, headers: list[tuple[str, str]], local_port: int, peer_certificate: bytes | None,
+    ) -> Decision:  # fmt: skip
+        if not self.is_secure(local_port):
+            return Decision(UNSECURED, UNSECURED, attrs)
+        authorization = next((v for k, v in headers if k == "authorization"), "")
+        try:
+            real = await self.authenticator.authenticate(authorization, peer_certificate)
+        except Unauthorized:
+            raise unauthorized() from None
+        user = impersonate(real, headers, self.authorizer.allowed)
+        self.authorizer.authorize(user, attrs)
+        return Decision(user, real, attrs)
