@@ -94,9 +94,11 @@ class APIFront:
             await send(message)
 
         local_port = (scope.get("server") or ("", 0))[1]
-        decision = None
+        decision, allowed = None, False
         try:
-            decision = await security.check(attrs, headers, local_port, _peer_certificate(send))
+            decision = await security.identify(attrs, headers, local_port, _peer_certificate(send))
+            security.authorize(decision)
+            allowed = True
         except errors.StatusError as exc:
             await _send_quietly(json_response(exc.to_status(), exc.code), scope, receive, recording_send)
         else:
@@ -104,10 +106,8 @@ class APIFront:
             await self._admitted(scope, receive, recording_send)
         finally:
             if security.audit is not None:
-                security.audit.record(
-                    received=received, scope=scope, headers=headers, attrs=attrs, code=code[0],
-                    user=decision.user if decision else None, real_user=decision.real_user if decision else None,
-                )  # fmt: skip
+                security.audit.record(received=received, scope=scope, headers=headers, attrs=attrs, code=code[0],
+                                      decision=decision, allowed=allowed)  # fmt: skip
 
     async def _admitted(self, scope: Scope, receive: Receive, send: Send) -> None:
         release = None

@@ -13,10 +13,13 @@ import json
 import sys
 import uuid
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from apiserver.auth.requestinfo import RequestAttributes
 from apiserver.auth.user import UserInfo
+
+if TYPE_CHECKING:
+    from apiserver.auth.security import Decision
 
 
 def _now() -> str:
@@ -29,9 +32,10 @@ class AuditLog:
 
     def record(
         self, *, received: str, scope: dict[str, Any], headers: list[tuple[str, str]], attrs: RequestAttributes,
-        user: UserInfo | None, real_user: UserInfo | None, code: int,
+        decision: Decision | None, allowed: bool, code: int,
     ) -> None:  # fmt: skip
-        """One Event for a finished request; `user` None: refused before it had one (401/403)."""
+        """One Event for a finished request; `decision` None: its credentials were refused (401)."""
+        user, real_user = (decision.user, decision.real_user) if decision else (None, None)
         query = scope.get("query_string") or b""
         source = (scope.get("client") or ("", 0))[0]
         event: dict[str, object] = {
@@ -49,8 +53,8 @@ class AuditLog:
         event["responseStatus"] = {"metadata": {}, "code": code}
         event["requestReceivedTimestamp"] = received
         event["stageTimestamp"] = _now()
-        decision = "allow" if user is not None else "forbid"
-        event["annotations"] = {"authorization.k8s.io/decision": decision, "authorization.k8s.io/reason": ""}
+        event["annotations"] = {"authorization.k8s.io/decision": "allow" if allowed else "forbid",
+                                "authorization.k8s.io/reason": ""}  # fmt: skip
         self.out.write(json.dumps(event, separators=(",", ":")) + "\n")
 
     @staticmethod

@@ -61,9 +61,11 @@ class Security:
     def is_secure(self, local_port: int) -> bool:
         return bool(self.secure_port) and local_port == self.secure_port
 
-    async def check(
+    async def identify(
         self, attrs: RequestAttributes, headers: list[tuple[str, str]], local_port: int, peer_certificate: bytes | None,
     ) -> Decision:  # fmt: skip
+        """Who sends the request, and who it acts as: 401 for bad credentials, 403 for an
+        impersonation the sender may not do."""
         if not self.is_secure(local_port):
             return Decision(UNSECURED, UNSECURED, attrs)
         authorization = next((v for k, v in headers if k == "authorization"), "")
@@ -71,6 +73,10 @@ class Security:
             real = await self.authenticator.authenticate(authorization, peer_certificate)
         except Unauthorized:
             raise unauthorized() from None
-        user = impersonate(real, headers, self.authorizer.allowed)
-        self.authorizer.authorize(user, attrs)
-        return Decision(user, real, attrs)
+        decision = Decision(real, real, attrs)
+        decision.user = impersonate(real, headers, self.authorizer.allowed)
+        return decision
+
+    def authorize(self, decision: Decision) -> None:
+        """403 unless the user may do what the request asks."""
+        self.authorizer.authorize(decision.user, decision.attrs)

@@ -16,6 +16,17 @@ from fastapi import Response
 from api import registry
 from apiserver.handlers.common import json_response
 
+# The review APIs (apiserver/auth/reviews.py): (plural, kind, namespaced), create only.
+REVIEW_RESOURCES = {
+    "authentication.k8s.io": [("selfsubjectreviews", "SelfSubjectReview", False)],
+    "authorization.k8s.io": [
+        ("localsubjectaccessreviews", "LocalSubjectAccessReview", True),
+        ("selfsubjectaccessreviews", "SelfSubjectAccessReview", False),
+        ("selfsubjectrulesreviews", "SelfSubjectRulesReview", False),
+        ("subjectaccessreviews", "SubjectAccessReview", False),
+    ],
+}
+
 VERSION = {
     "major": "1",
     "minor": "32",
@@ -48,20 +59,28 @@ def _group(name: str, versions: list[str]) -> dict[str, Any]:
     return {"name": name, "versions": vs, "preferredVersion": vs[0]}
 
 
+def _all_groups() -> list[tuple[str, list[str]]]:
+    """The registry's groups, and the review groups (apiserver/auth/reviews.py), which store nothing."""
+    return [*((g, list(vs)) for g, vs in registry.groups() if g), *((g, ["v1"]) for g in REVIEW_RESOURCES)]
+
+
 def api_group_list() -> Response:
-    groups = [_group(g, vs) for g, vs in registry.groups() if g]
+    groups = [_group(g, vs) for g, vs in _all_groups()]
     return json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 
 
 def api_group(group: str) -> Response | None:
-    for g, vs in registry.groups():
-        if g == group and g:
+    for g, vs in _all_groups():
+        if g == group:
             return json_response({"kind": "APIGroup", "apiVersion": "v1", **_group(g, vs)})
     return None
 
 
 def api_resource_list(group: str, version: str) -> Response | None:
     resources: list[dict[str, Any]] = []
+    if group in REVIEW_RESOURCES and version == "v1":
+        resources = [{"name": plural, "singularName": plural[:-1], "namespaced": namespaced, "kind": kind,
+                      "verbs": ["create"]} for plural, kind, namespaced in REVIEW_RESOURCES[group]]  # fmt: skip
     for rt in registry.resources_in(group, version):
         entry: dict[str, Any] = {
             "name": rt.plural,
