@@ -21,6 +21,7 @@ from apiserver.auth.user import MASTERS, UserInfo
 
 if TYPE_CHECKING:
     from apiserver.server import APIServer
+    from apiserver.watchcache import WatchCache
 
 MODES = ("AlwaysAllow", "AlwaysDeny", "RBAC")
 
@@ -55,6 +56,7 @@ class Authorizer:
         self.server = server
         self.modes = modes
         self._index = rbac.Index()
+        self._caches: list[WatchCache] = []
 
     @property
     def uses_rbac(self) -> bool:
@@ -62,7 +64,9 @@ class Authorizer:
 
     def index(self) -> rbac.Index:
         """The RBAC index, rebuilt when a Role, ClusterRole or binding changed since the last one."""
-        caches = [self.server.cache(registry.by_key(k)) for k in rbac.KINDS]  # type: ignore[arg-type]
+        if not self._caches:
+            self._caches = [self.server.cache(registry.by_key(k)) for k in rbac.KINDS]  # type: ignore[arg-type]
+        caches = self._caches
         revisions = tuple(c.revision for c in caches)
         if revisions != self._index.revisions:
             objects = {k: list(c.objects.values()) for k, c in zip(rbac.KINDS, caches, strict=True)}

@@ -1,0 +1,123 @@
+"""What security costs: the same requests with TLS + authentication + RBAC on and off, in one run.
+
+Run: `.venv/bin/python bench/security.py [--quick]`. Prints one JSON document. It starts two
+`mini-apiserver` processes of its own (embedded store): one serving plain HTTP only (no checks,
+every request is system:unsecured), one serving HTTPS with a static token file, RBAC and a user
+`bench` granted pods in one namespace by a RoleBinding — so each request really is
+authenticated (a token lookup) and authorized (an RBAC index lookup, not the system:masters
+shortcut). 16 clients, each on its own keep-alive connection, create pods and then get them.
+
+Goal (issue 12, reported, not asserted): the secure server keeps >= 85% of the plain one's
+throughput. Client and servers share the machine, so the numbers are lower bounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import ssl
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
+
+from tests.support.apiserver import APIServerProcess  # noqa: E402
+from tests.support.component import free_port  # noqa: E402
+from tests.support.pki import CA  # noqa: E402
+
+CLIENTS = 16
+TOKEN = "bench-token-abcdef0123456789"
+NS = "bench"
+
+
+def pod(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "bench"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]}}  # fmt: skip
+
+
+async def _phase(clients: list[httpx.AsyncClient], total: int, make: Any) -> float:
+    per = total // len(clients)
+
+    async def worker(i: int, c: httpx.AsyncClient) -> None:
+        for j in range(per):
+            r = await make(c, f"p-{i}-{j}")
+            if r.status_code >= 300:
+                raise RuntimeError(f"{r.status_code}: {r.text[:200]}")
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(i, c) for i, c in enumerate(clients)))
+    return per * len(clients) / (time.perf_counter() - started)
+
+
+async def measure(base: str, total: int, **client_kw: Any) -> dict[str, float]:
+    clients = [httpx.AsyncClient(base_url=base, timeout=30.0, **client_kw) for _ in range(CLIENTS)]
+    try:
+        url = f"/api/v1/namespaces/{NS}/pods"
+        creates = await _phase(clients, total, lambda c, n: c.post(url, json=pod(n)))
+        gets = await _phase(clients, total, lambda c, n: c.get(f"{url}/{n}"))
+    finally:
+        for c in clients:
+            await c.aclose()
+    return {"creates_per_s": round(creates, 1), "gets_per_s": round(gets, 1)}
+
+
+def _setup(plain: httpx.Client, rbac: bool) -> None:
+    plain.post("/api/v1/namespaces", json={"metadata": {"name": NS}})
+    if rbac:
+        role = {"metadata": {"name": "pods", "namespace": NS},
+                "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "get"]}]}  # fmt: skip
+        group = "rbac.authorization.k8s.io"
+        binding = {"metadata": {"name": "bench", "namespace": NS},
+                   "roleRef": {"apiGroup": group, "kind": "Role", "name": "pods"},
+                   "subjects": [{"kind": "User", "name": "bench", "apiGroup": group}]}  # fmt: skip
+        for kind, body in (("roles", role), ("rolebindings", binding)):
+            r = plain.post(f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/{kind}", json=body)
+            assert r.status_code == 201, r.text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="1,600 requests per phase instead of 8,000")
+    total = 1600 if parser.parse_args().quick else 8000
+    with tempfile.TemporaryDirectory() as d:
+        ca = CA(Path(d))
+        serving = ca.issue("apiserver", cn="kube-apiserver", server=True)
+        (Path(d) / "tokens.csv").write_text(f"{TOKEN},bench,1\n")
+        secure_port = free_port()
+        off = APIServerProcess().start()
+        on = APIServerProcess(args=[
+            "--secure-port", str(secure_port), "--tls-cert-file", str(serving.cert),
+            "--tls-private-key-file", str(serving.key), "--client-ca-file", str(ca.pair.cert),
+            "--token-auth-file", str(Path(d) / "tokens.csv"), "--authorization-mode", "RBAC",
+        ]).start()  # fmt: skip
+        try:
+            with off.client() as c:
+                _setup(c, rbac=False)
+            with on.client() as c:
+                _setup(c, rbac=True)
+            tls = ssl.create_default_context(cafile=str(ca.pair.cert))
+            plain = asyncio.run(measure(off.url, total))
+            secure = asyncio.run(measure(f"https://127.0.0.1:{secure_port}", total, verify=tls,
+                                         headers={"Authorization": f"Bearer {TOKEN}"}))  # fmt: skip
+        finally:
+            off.cleanup()
+            on.cleanup()
+    ratio = {k: round(secure[k] / plain[k], 3) for k in plain}
+    print(json.dumps({
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "requests_per_phase": total, "clients": CLIENTS,
+        "plain_http_no_checks": plain, "https_token_rbac": secure, "ratio_secure_over_plain": ratio,
+        "goal": {"ratio_at_least": 0.85, "met": all(v >= 0.85 for v in ratio.values())},
+    }, indent=2))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
