@@ -131,7 +131,7 @@ _RESOURCES: tuple[ResourceType, ...] = (
     _rt("", "v1", "ReplicationController", "replicationcontrollers", "core_v1.ReplicationController",
         "core_v1.ReplicationControllerList", short=("rc",), all_=True, sub=("status", "scale")),
     _rt("", "v1", "ServiceAccount", "serviceaccounts", "core_v1.ServiceAccount", "core_v1.ServiceAccountList",
-        short=("sa",)),
+        short=("sa",), sub=("token",)),
     _rt("", "v1", "ResourceQuota", "resourcequotas", "core_v1.ResourceQuota", "core_v1.ResourceQuotaList",
         short=("quota",), sub=("status",)),
     _rt("", "v1", "LimitRange", "limitranges", "core_v1.LimitRange", "core_v1.LimitRangeList", short=("limits",)),
@@ -203,11 +203,13 @@ _SUBRESOURCE_VERBS: dict[str, tuple[str, ...]] = {
     "log": ("get",),
     "finalize": ("update",),
     "ephemeralcontainers": ("get", "patch", "update"),
+    "token": ("create",),
 }
 _SUBRESOURCE_KIND: dict[str, tuple[str, str, str]] = {
     "scale": _SCALE,
     "eviction": ("policy", "v1", "Eviction"),
     "binding": ("", "v1", "Binding"),
+    "token": ("authentication.k8s.io", "v1", "TokenRequest"),
 }
 
 # Models of kinds that are not resources of their own but travel through subresources.

@@ -29,6 +29,7 @@ from apiserver import hpa_v1, storage
 from apiserver.auth import reviews
 from apiserver.auth.bootstrap import ensure_bootstrap_policy
 from apiserver.auth.security import Security
+from apiserver.auth.tokenrequest import handle_token_request
 from apiserver.config import ServerConfig
 from apiserver.flowcontrol import FlowController
 from apiserver.front import APIFront
@@ -204,6 +205,7 @@ async def _handle(server: APIServer, request: Request, info: RequestInfo, verb: 
     special = {
         ("binding", "POST"): handle_binding,
         ("eviction", "POST"): handle_eviction,
+        ("token", "POST"): handle_token_request,
         ("log", "GET"): handle_log,
         ("finalize", "PUT"): handle_finalize,
         ("ephemeralcontainers", "GET"): handle_ephemeral_containers,

@@ -40,6 +40,7 @@ class ServerConfig:
     token_auth_file: str = ""
     service_account_key_files: list[str] = field(default_factory=list)
     service_account_issuers: list[str] = field(default_factory=list)
+    service_account_signing_key_file: str = ""  # the TokenRequest API signs with it
     service_account_lookup: bool = True
     anonymous_auth: bool = True
     authorization_mode: str = "AlwaysAllow"

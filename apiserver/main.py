@@ -84,6 +84,9 @@ def run(
     service_account_issuer: Annotated[
         list[str] | None, typer.Option("--service-account-issuer", help="Issuer of bound ServiceAccount tokens.")
     ] = None,
+    service_account_signing_key_file: Annotated[
+        str, typer.Option("--service-account-signing-key-file", help="Private key the TokenRequest API signs with.")
+    ] = "",
     service_account_lookup: Annotated[
         bool, typer.Option("--service-account-lookup", help="Refuse tokens whose Secret or account is gone.")
     ] = True,
@@ -128,6 +131,7 @@ def run(
         token_auth_file=token_auth_file,
         service_account_key_files=service_account_key_file or [],
         service_account_issuers=service_account_issuer or [],
+        service_account_signing_key_file=service_account_signing_key_file,
         service_account_lookup=service_account_lookup,
         anonymous_auth=anonymous_auth,
         authorization_mode=authorization_mode,
@@ -138,6 +142,8 @@ def run(
                                  "--watch-buffer-events >= 1")
     if tls_cert_file and not tls_private_key_file:
         raise typer.BadParameter("--tls-private-key-file is required with --tls-cert-file")
+    if service_account_signing_key_file and not service_account_issuer:
+        raise typer.BadParameter("--service-account-issuer is required with --service-account-signing-key-file")
     if not port and not (secure_port and tls_cert_file):
         raise typer.BadParameter("nothing to serve: give --port, or --secure-port with --tls-cert-file")
     try:

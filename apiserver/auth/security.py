@@ -18,6 +18,7 @@ from apiserver.auth.impersonation import impersonate
 from apiserver.auth.requestinfo import RequestAttributes
 from apiserver.auth.serviceaccount_tokens import ServiceAccountTokens, load_public_keys
 from apiserver.auth.tokenfile import load_token_file
+from apiserver.auth.tokenrequest import TokenIssuer
 from apiserver.auth.user import UNSECURED, UserInfo
 
 if TYPE_CHECKING:
@@ -40,13 +41,17 @@ class Security:
     def __init__(self, config: ServerConfig, server: APIServer) -> None:
         self.server = server
         self.secure_port = config.secure_port if config.tls_cert_file else 0
-        keys = load_public_keys(config.service_account_key_files) if config.service_account_key_files else {}
+        # the TokenRequest signing key verifies too (Kubernetes defaults --service-account-key-file to it)
+        key_files = [*config.service_account_key_files, *filter(None, [config.service_account_signing_key_file])]
+        keys = load_public_keys(key_files) if key_files else {}
         accounts = ServiceAccountTokens(keys, config.service_account_issuers, self._get,
                                         config.service_account_lookup) if keys else None  # fmt: skip
         tokens = load_token_file(config.token_auth_file) if config.token_auth_file else {}
         self.authenticator = Authenticator(tokens=tokens, service_accounts=accounts, anonymous=config.anonymous_auth)
         self.authorizer = Authorizer(server, parse_modes(config.authorization_mode))
         self.audit = AuditLog(config.audit_log_path) if config.audit_log_path else None
+        self.issuer = (TokenIssuer(config.service_account_signing_key_file, config.service_account_issuers[0])
+                       if config.service_account_signing_key_file else None)  # fmt: skip
 
     async def _get(self, key: str, namespace: str, name: str) -> dict[str, Any] | None:
         rt = registry.by_key(key)

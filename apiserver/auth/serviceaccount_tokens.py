@@ -133,6 +133,11 @@ class ServiceAccountTokens:
         sa = await self.get("serviceaccounts", ns, name)
         if sa is None or sa["metadata"].get("uid") != uid:
             return None
+        secret = k8s.get("secret")
+        if secret:
+            live = await self.get("secrets", ns, secret.get("name") or "")
+            if live is None or live["metadata"].get("uid") != secret.get("uid"):
+                return None
         pod = k8s.get("pod")
         user = service_account_user(ns, name, uid)
         if pod:

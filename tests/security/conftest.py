@@ -25,6 +25,7 @@ from tests.support.kubectl import kubectl_binary
 from tests.support.pki import CA
 
 BOB_TOKEN = "bob-secret-token-0123456789"
+ISSUER = "https://kubernetes.default.svc.cluster.local"
 
 
 @dataclass
@@ -70,6 +71,7 @@ def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureCluster]:
         "--secure-port", str(port), "--tls-cert-file", str(serving.cert), "--tls-private-key-file", str(serving.key),
         "--client-ca-file", str(ca.pair.cert), "--token-auth-file", str(d / "tokens.csv"),
         "--service-account-key-file", str(d / "sa.key"), "--authorization-mode", "RBAC",
+        "--service-account-signing-key-file", str(d / "sa.key"), "--service-account-issuer", ISSUER,
         "--audit-log-path", str(d / "audit.log"),
     ]).start()  # fmt: skip
     url = f"https://127.0.0.1:{port}"

@@ -98,3 +98,32 @@ def test_the_plain_port_is_system_unsecured(secure: SecureCluster, plain: httpx.
     assert r.status_code == 201
     assert r.json()["status"]["userInfo"] == {"username": "system:unsecured",
                                               "groups": ["system:masters", "system:authenticated"]}  # fmt: skip
+
+
+def test_kubectl_create_token_gives_an_expiring_token_bound_to_a_pod(
+    secure: SecureCluster, plain: httpx.Client
+) -> None:
+    ns = new_namespace(plain, "tok")
+    plain.post(f"/api/v1/namespaces/{ns}/serviceaccounts", json={"metadata": {"name": "builder"}})
+    pod = {"metadata": {"name": "job"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    assert plain.post(f"/api/v1/namespaces/{ns}/pods", json=pod).status_code == 201
+    done = secure.kubectl("admin", "create", "token", "builder", "-n", ns, "--duration", "20m",
+                          "--bound-object-kind", "Pod", "--bound-object-name", "job")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    token = done.stdout.strip()
+    claims = jwt.decode(token, options={"verify_signature": False})
+    assert claims["iss"] == "https://kubernetes.default.svc.cluster.local" and claims["exp"] - claims["iat"] == 1200
+    assert claims["kubernetes.io"]["pod"]["name"] == "job"
+    who = secure.kubectl("anonymous", "--token", token, "auth", "whoami")
+    assert who.returncode == 0 and f"system:serviceaccount:{ns}:builder" in who.stdout, who.stderr
+    assert "authentication.kubernetes.io/pod-name" in who.stdout
+    too_short = secure.kubectl("admin", "create", "token", "builder", "-n", ns, "--duration", "5m")
+    assert too_short.returncode == 1 and "may not specify a duration less than 10 minutes" in too_short.stderr
+    assert plain.delete(f"/api/v1/namespaces/{ns}/pods/job", params={"gracePeriodSeconds": "0"}).status_code == 200
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+
+    def refused() -> bool:
+        with secure.https(headers={"Authorization": f"Bearer {token}"}) as c:
+            return c.post("/apis/authentication.k8s.io/v1/selfsubjectreviews", json=review).status_code == 401
+
+    wait_for(refused, what="the token refused once its pod is gone")
