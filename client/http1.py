@@ -79,11 +79,14 @@ class ConnectionPool:
         max_connections: int = 8,
         timeout: float = 30.0,
         headers: Mapping[str, str] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         parts = urlsplit(base_url)
         self.host = parts.hostname or "127.0.0.1"
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
-        self.ssl: ssl.SSLContext | None = ssl.create_default_context() if parts.scheme == "https" else None
+        self.ssl: ssl.SSLContext | None = None
+        if parts.scheme == "https":
+            self.ssl = ssl_context or ssl.create_default_context()
         self.prefix = parts.path.rstrip("/")  # a server under a path: http://host/k8s
         self.timeout = timeout
         self._common = {k.lower(): v for k, v in {"Host": parts.netloc, **(headers or {})}.items()}

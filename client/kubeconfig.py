@@ -34,6 +34,7 @@ from typing import Any
 
 import yaml
 
+from client.credentials import Credentials, from_kubeconfig
 from client.rest import RESTClient
 
 DEFAULT_SERVER = "http://localhost:8080"
@@ -100,6 +101,15 @@ class KubeConfig:
     def namespace(self, context: str | None = None) -> str:
         return str(self.context(context).get("namespace") or "default")
 
+    def credentials(self, context: str | None = None) -> Credentials:
+        """TLS settings and token of the context's cluster and user (client/credentials.py)."""
+        ctx = self.context(context)
+        if not ctx:
+            return Credentials()
+        cluster = self.clusters.get(ctx.get("cluster") or "") or {}
+        user = self.users.get(ctx.get("user") or "") or {}
+        return from_kubeconfig(cluster, user, self.paths[0].parent if self.paths else None)
+
 
 def _read(path: Path) -> dict[str, Any]:
     try:
@@ -135,6 +145,7 @@ class ClientConfig:
     server: str
     namespace: str = "default"
     context: str = ""
+    credentials: Credentials = Credentials()
 
 
 def client_config(
@@ -151,7 +162,7 @@ def client_config(
     if master:  # --master wins over the cluster's server; the context may still set the namespace
         namespace = config.namespace(context) if name in config.contexts else "default"
         return ClientConfig(master, namespace, name)
-    return ClientConfig(config.server(context), config.namespace(context), name)
+    return ClientConfig(config.server(context), config.namespace(context), name, config.credentials(context))
 
 
 def new_client(
@@ -165,7 +176,8 @@ def new_client(
 ) -> RESTClient:
     """A RESTClient for the configured server: what every component's main() calls."""
     cc = client_config(kubeconfig, master=master, context=context)
-    return RESTClient(cc.server, qps=qps, burst=burst, namespace=cc.namespace, user_agent=user_agent)
+    return RESTClient(cc.server, qps=qps, burst=burst, namespace=cc.namespace, user_agent=user_agent,
+                      credentials=cc.credentials)  # fmt: skip
 
 
 def _upsert(entries: list[Any], name: str, inner_key: str, inner: dict[str, Any]) -> list[Any]:

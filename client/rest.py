@@ -53,6 +53,7 @@ from urllib.parse import quote, urlencode, urlsplit
 from api import registry
 from api.errors import StatusError
 from api.registry import ResourceType
+from client.credentials import Credentials
 from client.errors import ConnectionFailed, ConnectionRefused
 from client.http1 import ConnectionPool, Response
 from client.ratelimit import TokenBucket
@@ -146,6 +147,7 @@ class RESTClient:
         user_agent: str = "mini-k8s-client",
         max_inflight: int = 8,
         max_retries: int = 10,
+        credentials: Credentials | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         parts = urlsplit(self.base_url)
@@ -155,13 +157,17 @@ class RESTClient:
         self.limiter = TokenBucket(qps, burst)
         self.max_retries = max_retries
         all_headers = {"User-Agent": user_agent, "Accept": "application/json"}
+        creds = credentials or Credentials()
+        all_headers.update(creds.headers())
         all_headers.update(headers or {})
+        self._ssl = creds.ssl_context() if self.base_url.startswith("https:") else None
         # Short requests go over our own keep-alive HTTP/1.1 connections (client/http1.py: httpx
         # cost more CPU per request than the server spends answering it); at most `max_inflight`
         # at once, the rest wait their turn. Streams (watches, `logs -f`) hold a connection for
         # minutes and go through httpx, with no limit on how many.
         # trust_env=False: an HTTP(S)_PROXY in the environment must not capture 127.0.0.1.
-        self._http = ConnectionPool(self.base_url, max_connections=max_inflight, timeout=timeout, headers=all_headers)
+        self._http = ConnectionPool(self.base_url, max_connections=max_inflight, timeout=timeout, headers=all_headers,
+                                    ssl_context=self._ssl)  # fmt: skip
         self._headers = all_headers
         self._streams_client: httpx.AsyncClient | None = None
 
@@ -178,6 +184,7 @@ class RESTClient:
                 limits=httpx.Limits(max_connections=None, max_keepalive_connections=0),
                 headers=self._headers,
                 trust_env=False,
+                verify=self._ssl if self._ssl is not None else True,
             )
         return self._streams_client
 

@@ -18,11 +18,12 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
 from api.errors import StatusError
 from client import ConfigError, ConnectionFailed, RESTClient, client_config, load_kubeconfig
+from client.credentials import Credentials
 
 TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
@@ -39,6 +40,9 @@ class Globals:
     kubeconfig: str | None = None
     namespace: str | None = None
     context: str | None = None
+    token: str | None = None  # --token: replaces the kubeconfig user's credentials
+    as_user: str | None = None  # --as / --as-group: impersonation headers
+    as_groups: list[str] = field(default_factory=list)
 
 
 GLOBALS = Globals()
@@ -56,8 +60,30 @@ class Session:
 def session() -> Session:
     cc = client_config(GLOBALS.kubeconfig, master=GLOBALS.server, context=GLOBALS.context)
     namespace = GLOBALS.namespace or cc.namespace
-    client = RESTClient(cc.server, namespace=namespace, user_agent="mini-kubectl/v1.32.0")
+    client = RESTClient(cc.server, namespace=namespace, user_agent="mini-kubectl/v1.32.0",
+                        credentials=_credentials(cc.credentials), headers=_impersonation())  # fmt: skip
     return Session(client, namespace, GLOBALS.namespace is not None)
+
+
+def _credentials(from_config: Credentials) -> Credentials:
+    if GLOBALS.token is None:
+        return from_config
+    return replace(from_config, token=GLOBALS.token, cert_file="", key_file="")
+
+
+def _impersonation() -> dict[str, str]:
+    """kubectl's --as/--as-group as Impersonate-* headers. The client sends each header once, so
+    more than one --as-group is refused rather than half-sent."""
+    if len(GLOBALS.as_groups) > 1:
+        raise CmdError("mini-kubectl impersonates at most one group (--as-group given more than once)")
+    if GLOBALS.as_groups and not GLOBALS.as_user:
+        raise CmdError("requesting uid, groups or user-extra for  without impersonating a user")
+    headers: dict[str, str] = {}
+    if GLOBALS.as_user:
+        headers["Impersonate-User"] = GLOBALS.as_user
+    if GLOBALS.as_groups:
+        headers["Impersonate-Group"] = GLOBALS.as_groups[0]
+    return headers
 
 
 def load_config_for_edit() -> Any:
@@ -69,6 +95,8 @@ def server_error(exc: StatusError, prefix: str = "") -> str:
     An Invalid object is named by its kind and its field errors listed, without the prefix:
     `The ReplicationController "bad" is invalid: spec.selector: Required value`."""
     details = exc.details or {}
+    if exc.code == 401:  # kubectl's own words for bad or missing credentials
+        return f"error: You must be logged in to the server ({exc.message or 'Unauthorized'})"
     if exc.reason == "Invalid" and (details.get("kind") or details.get("name")):
         head = f'The {details.get("kind", "")} "{details.get("name", "")}" is invalid'
         causes = [f"{c.get('field', '')}: {c.get('message', '')}" for c in details.get("causes") or []]

@@ -425,3 +425,5 @@ for _alias, _fn in (
 ):
     create_app.command(_alias, hidden=True)(_fn)
 create_app.add_typer(service_app, name="svc")
+
+import kubectl.cmd_create_token  # noqa: E402,F401  (registers `create token`)

@@ -53,7 +53,8 @@ def _object_names(type_spec: str) -> list[str]:
     async def names() -> list[str]:
         cc = client_config(GLOBALS.kubeconfig, master=GLOBALS.server, context=GLOBALS.context)
         namespace = _namespace_from_words() or GLOBALS.namespace or cc.namespace
-        client = RESTClient(cc.server, namespace=namespace, user_agent="mini-kubectl/v1.32.0")
+        client = RESTClient(cc.server, namespace=namespace, user_agent="mini-kubectl/v1.32.0",
+                            credentials=cc.credentials)
         client.max_retries = 0
         try:
             listed = await client.list(rt, namespace if rt.namespaced else None)

@@ -41,6 +41,9 @@ _GLOBAL_FLAGS = {
     "-n": "namespace",
     "--namespace": "namespace",
     "--context": "context",
+    "--token": "token",
+    "--as": "as_user",
+    "--as-group": "as_groups",  # repeatable
 }
 # `config set-context --namespace=X` is set-context's own flag, not the global one.
 _CONFIG_KEEPS = {"-n", "--namespace"}
@@ -72,7 +75,10 @@ def split_globals(argv: list[str]) -> tuple[cli.Globals, list[str]]:
                     raise cli.CmdError(f"flag needs an argument: {flag}")
                 value = argv[i + 1]
                 i += 1
-            setattr(g, _GLOBAL_FLAGS[flag], value)
+            if flag == "--as-group":
+                g.as_groups.append(value)
+            else:
+                setattr(g, _GLOBAL_FLAGS[flag], value)
         else:
             rest.append(arg)
         i += 1
@@ -82,6 +88,7 @@ def split_globals(argv: list[str]) -> tuple[cli.Globals, list[str]]:
 # verb -> the module that registers it. Only that module is imported (and only its commands are
 # built into click commands): importing and building all of them is most of a short command's time.
 VERBS = {
+    "auth": "cmd_auth",
     "create": "cmd_create",
     "apply": "cmd_apply",
     "replace": "cmd_apply",

@@ -103,7 +103,9 @@ async def handle(server: APIServer, request: Request, group: str, segments: list
                     "must match metadata.namespace")])  # fmt: skip
         allowed = authorizer.allowed(user, attributes_of(spec))
         status = {"allowed": allowed}
-    answer = {"kind": kind, "apiVersion": f"{group}/v1",
-              "metadata": {"creationTimestamp": None, **({"namespace": namespace} if namespace else {})},
-              "spec": spec, "status": status}  # fmt: skip
+    metadata: Obj = {"creationTimestamp": None, **({"namespace": namespace} if namespace else {})}
+    answer: Obj = {"kind": kind, "apiVersion": f"{group}/v1", "metadata": metadata}
+    if kind != "SelfSubjectReview":  # the one review without a spec
+        answer["spec"] = spec
+    answer["status"] = status
     return json_response(answer, 201)

@@ -24,6 +24,7 @@ from tests.support.component import ComponentProcess, free_port, wait_for
 from tests.support.kubectl import kubectl_binary
 from tests.support.pki import CA
 
+REPO = Path(__file__).resolve().parents[2]
 BOB_TOKEN = "bob-secret-token-0123456789"
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 
