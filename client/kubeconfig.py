@@ -193,10 +193,13 @@ def write_context(
     *,
     namespace: str | None = None,
     set_current: bool = True,
+    cluster: dict[str, Any] | None = None,
+    user: dict[str, Any] | None = None,
 ) -> Path:
     """Add or replace cluster, user and context `name` (pointing at `server`) in the kubeconfig
-    file at `path` (default: the first $KUBECONFIG file, else ~/.kube/config). Every other entry
-    and key is kept. The file is replaced atomically, mode 0600 like kubectl writes it."""
+    file at `path` (default: the first $KUBECONFIG file, else ~/.kube/config); `cluster` and `user`
+    add their entries' other fields (CA data, client certificate). Every other entry and key is kept.
+    The file is replaced atomically, mode 0600 like kubectl writes it."""
     if path:
         target = Path(path).expanduser()
     else:
@@ -209,8 +212,8 @@ def write_context(
     context: dict[str, Any] = {"cluster": name, "user": name}
     if namespace:
         context["namespace"] = namespace
-    doc["clusters"] = _upsert(list(doc.get("clusters") or []), name, "cluster", {"server": server})
-    doc["users"] = _upsert(list(doc.get("users") or []), name, "user", {})
+    doc["clusters"] = _upsert(list(doc.get("clusters") or []), name, "cluster", {"server": server, **(cluster or {})})
+    doc["users"] = _upsert(list(doc.get("users") or []), name, "user", dict(user or {}))
     doc["contexts"] = _upsert(list(doc.get("contexts") or []), name, "context", context)
     if set_current or not doc.get("current-context"):
         doc["current-context"] = name

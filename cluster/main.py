@@ -53,6 +53,10 @@ def up(
     nodes: Annotated[int, typer.Option("--nodes", min=0, help="Kubelet processes, one node each.")] = 3,
     port: Annotated[int, typer.Option("--port", help="API server port.")] = 8080,
     bind_address: Annotated[str, typer.Option("--bind-address", help="API server address.")] = "127.0.0.1",
+    secure: Annotated[
+        bool, typer.Option("--secure", help="HTTPS, certificates and RBAC; the kubeconfig gets an admin certificate.")
+    ] = False,
+    secure_port: Annotated[int, typer.Option("--secure-port", help="The HTTPS port with --secure.")] = 6443,
     controller_manager_port: Annotated[int, typer.Option("--controller-manager-port")] = 10252,
     scheduler_port: Annotated[int, typer.Option("--scheduler-port")] = 10251,
     dns_port: Annotated[
@@ -124,6 +128,8 @@ def up(
         ("--controller-manager-port", controller_manager_port, "the controller-manager", "127.0.0.1"),
         ("--scheduler-port", scheduler_port, "the scheduler", "127.0.0.1"),
     ]
+    if secure:
+        wanted.append(("--secure-port", secure_port, "the API server's HTTPS", bind_address))
     if dns_port:
         wanted.append(("--dns-port", dns_port, "the cluster DNS", "127.0.0.1"))
         wanted.append(("--dns-health-port", dns_health_port, "the cluster DNS's /healthz", "127.0.0.1"))
@@ -134,6 +140,7 @@ def up(
         data_dir=path,
         port=port,
         bind_address=bind_address,
+        secure_port=secure_port if secure else 0,
         nodes=nodes,
         etcd_servers=etcd_servers,
         etcd_prefix=etcd_prefix,

@@ -81,6 +81,7 @@ class ClusterOptions:
     max_pods: int | None = None
     runtime: str = "simulated"  # the kubelets' --runtime (process: real containers, needs root)
     # API server
+    secure_port: int = 0  # --secure: HTTPS with the certificates of <data-dir>/pki (cluster/pki.py) and RBAC
     default_not_ready_toleration_seconds: int | None = None
     default_unreachable_toleration_seconds: int | None = None
     verbosity: int = 0
@@ -89,6 +90,16 @@ class ClusterOptions:
     controller_manager_args: list[str] = field(default_factory=list)
     scheduler_args: list[str] = field(default_factory=list)
     kubelet_args: list[str] = field(default_factory=list)
+
+    @property
+    def pki_dir(self) -> Path:
+        return self.data_dir / "pki"
+
+    @property
+    def secure_server(self) -> str:
+        """The URL users get in their kubeconfig with --secure (the components keep the plain port)."""
+        host = "127.0.0.1" if self.bind_address in ("0.0.0.0", "::", "") else self.bind_address
+        return f"https://{host}:{self.secure_port}"
 
     @property
     def server(self) -> str:
@@ -125,6 +136,19 @@ def _split_extra(values: list[str]) -> list[str]:
     return out
 
 
+def _secure_apiserver_args(opts: ClusterOptions) -> list[str]:
+    """HTTPS, x509 and ServiceAccount-token authentication, RBAC (the files: cluster/pki.py). The
+    plain --port stays for the control-plane components, on the same address."""
+    if not opts.secure_port:
+        return []
+    pki = opts.pki_dir
+    return ["--secure-port", str(opts.secure_port), "--tls-cert-file", str(pki / "apiserver.crt"),
+            "--tls-private-key-file", str(pki / "apiserver.key"), "--client-ca-file", str(pki / "ca.crt"),
+            "--service-account-key-file", str(pki / "sa.key"), "--service-account-signing-key-file",
+            str(pki / "sa.key"), "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+            "--authorization-mode", "RBAC"]  # fmt: skip
+
+
 def plan(opts: ClusterOptions) -> list[Component]:
     """The processes to start, in start order."""
     verbose = ["-v", str(opts.verbosity)] if opts.verbosity else []
@@ -145,6 +169,7 @@ def plan(opts: ClusterOptions) -> list[Component]:
     api_args += _optional(
         "--default-unreachable-toleration-seconds", opts.default_unreachable_toleration_seconds
     )
+    api_args += _secure_apiserver_args(opts)
     components = [
         Component(
             "apiserver", "apiserver", (*api_args, *verbose, *_split_extra(opts.apiserver_args)), opts.port
@@ -154,6 +179,9 @@ def plan(opts: ClusterOptions) -> list[Component]:
     cm_args = [*master, "--port", str(opts.controller_manager_port)]
     # the default StorageClass (cluster/addons.py) is served by the development provisioner
     cm_args += ["--enable-hostpath-provisioner", "--hostpath-provisioner-root", str(opts.data_dir / "hostpath_pv")]
+    if opts.secure_port:  # ServiceAccount token Secrets and kube-root-ca.crt in every namespace
+        cm_args += ["--service-account-private-key-file", str(opts.pki_dir / "sa.key"),
+                    "--root-ca-file", str(opts.pki_dir / "ca.crt")]  # fmt: skip
     cm_args += _optional("--node-monitor-period", opts.node_monitor_period)
     cm_args += _optional("--node-monitor-grace-period", opts.node_monitor_grace_period)
     components.append(

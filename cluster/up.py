@@ -14,20 +14,34 @@ controller-manager should be the one to notice it (Ready -> Unknown after
 from __future__ import annotations
 
 import asyncio
+import base64
 import signal
 import time
+from pathlib import Path
 
 import typer
 
 from api.errors import StatusError
 from client import ConfigError, ConnectionFailed, write_context
 from cluster.addons import ensure_addons
+from cluster.pki import cluster_pki
 from cluster.plan import ClusterOptions, Component, plan
 from cluster.processes import Handle, log_tail, spawn, stop_all
 from cluster.readiness import Interrupted, Prober, StartupError, node_ready, wait_for
 from cluster.state import RunState
 
 CONTEXT = "mini-k8s"
+
+
+def write_secure_context(kubeconfig: str | None, name: str, server: str, pki_dir: Path) -> Path:
+    """The user's context for --secure: the HTTPS URL, the cluster CA and the administrator's
+    certificate and key, embedded (`-data`), so the file works wherever it is copied."""
+    def data(file: str) -> str:
+        return base64.b64encode((pki_dir / file).read_bytes()).decode()
+
+    user = {"client-certificate-data": data("admin.crt"), "client-key-data": data("admin.key")}
+    return write_context(kubeconfig, name, server, namespace="default",
+                         cluster={"certificate-authority-data": data("ca.crt")}, user=user)  # fmt: skip
 
 
 def say(msg: str, *, err: bool = False) -> None:
@@ -72,6 +86,9 @@ async def run_up(opts: ClusterOptions, *, detach: bool, timeout: float, kubeconf
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, sup.on_signal)
+    if opts.secure_port:
+        pki = cluster_pki(opts.pki_dir)
+        say(f"✓ certificates: CA {pki.ca.cert}, admin {pki.admin.cert} (CN kubernetes-admin, O system:masters)")
     components = plan(opts)
     store = f"etcd at {opts.etcd_servers}" if opts.etcd_servers else f"embedded store in {opts.data_dir}"
     say(f"Starting mini-k8s: {opts.nodes} node(s), {store}")
@@ -117,7 +134,10 @@ async def _bring_up(
     )  # fmt: skip
     say(f"✓ apiserver ready at {sup.opts.server}")
     try:
-        path = write_context(kubeconfig or None, CONTEXT, sup.opts.server, namespace="default")
+        if sup.opts.secure_port:
+            path = write_secure_context(kubeconfig or None, CONTEXT, sup.opts.secure_server, sup.opts.pki_dir)
+        else:
+            path = write_context(kubeconfig or None, CONTEXT, sup.opts.server, namespace="default")
     except (ConfigError, OSError) as exc:
         raise StartupError(f"cannot write the kubeconfig: {exc}") from exc
     say(f'✓ kubeconfig: context "{CONTEXT}" written to {path} (now the current context)')
