@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 up: $(STAMP)
-	$(BIN)/mini-k8s up --classroom --data-dir .mini-k8s
+	$(BIN)/mini-k8s up --classroom --secure --data-dir .mini-k8s
 
 down: $(STAMP)
 	$(BIN)/mini-k8s down --data-dir .mini-k8s

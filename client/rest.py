@@ -46,6 +46,7 @@ import asyncio
 import errno
 import json
 import random
+import ssl
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -161,6 +162,7 @@ class RESTClient:
         all_headers.update(creds.headers())
         all_headers.update(headers or {})
         self._ssl = creds.ssl_context() if self.base_url.startswith("https:") else None
+        self.auth_headers = creds.headers()  # for whoever forwards requests as this client (kubectl proxy)
         # Short requests go over our own keep-alive HTTP/1.1 connections (client/http1.py: httpx
         # cost more CPU per request than the server spends answering it); at most `max_inflight`
         # at once, the rest wait their turn. Streams (watches, `logs -f`) hold a connection for
@@ -170,6 +172,11 @@ class RESTClient:
                                     ssl_context=self._ssl)  # fmt: skip
         self._headers = all_headers
         self._streams_client: httpx.AsyncClient | None = None
+
+    @property
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The TLS settings of an https server (CA, client certificate), for other HTTP clients."""
+        return self._ssl
 
     @property
     def _streams(self) -> httpx.AsyncClient:

@@ -12,6 +12,7 @@ import asyncio
 import sys
 from typing import Any
 
+from client import RESTClient
 from kubectl import commandline as typer
 from kubectl.cli import GLOBALS, Session, echo, run, run_plain, warn
 from kubectl.main import app
@@ -119,9 +120,11 @@ def api_resources_command(
 # ------------------------------------------------------------------------------ proxy
 
 
-async def proxy(server_url: str, address: str, port: int) -> int:
+async def proxy(server_url: str, address: str, port: int, client: RESTClient) -> int:
     """Serve the API server on a local port: every request is passed through, streamed both ways
-    (so watches and `logs -f` work through it)."""
+    (so watches and `logs -f` work through it), with the kubeconfig's credentials — so plain
+    `curl http://127.0.0.1:8001/...` reaches a secure cluster as the kubeconfig's user, which is
+    what `kubectl proxy` is for."""
     import httpx
     import uvicorn
     from starlette.applications import Starlette
@@ -129,11 +132,12 @@ async def proxy(server_url: str, address: str, port: int) -> int:
     from starlette.responses import StreamingResponse
     from starlette.routing import Route
 
-    upstream = httpx.AsyncClient(base_url=server_url, timeout=httpx.Timeout(30.0, read=None), trust_env=False)
+    upstream = httpx.AsyncClient(base_url=server_url, timeout=httpx.Timeout(30.0, read=None), trust_env=False,
+                                 verify=client.ssl_context or True, headers=client.auth_headers)  # fmt: skip
     hop = {"host", "connection", "keep-alive", "transfer-encoding", "content-length"}
 
     async def forward(request: Request) -> StreamingResponse:
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in hop}
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in hop | {"authorization"}}
         req = upstream.build_request(
             request.method,
             request.url.path,
@@ -184,7 +188,7 @@ def proxy_command(
         s = session()
         url = s.client.base_url
         await s.client.aclose()
-        return await proxy(url, address, port)
+        return await proxy(url, address, port, s.client)
 
     sys.exit(run_plain(verb))
 
