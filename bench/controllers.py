@@ -40,9 +40,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
+from bench.simcluster import start_components  # noqa: E402
 from tests.controller_manager_workloads.podwatch import PodWatch  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
-from tests.support.component import ComponentProcess, free_port, wait_for  # noqa: E402
+from tests.support.component import ComponentProcess, wait_for  # noqa: E402
 
 DEPLOY = "/apis/apps/v1/namespaces/default/deployments"
 GOAL_AVAILABLE_S = 20.0
@@ -124,14 +125,8 @@ def main() -> None:
     kubelet_flags = ["--nodes", str(args.nodes), "--pod-startup-delay", "0.5", "--node-status-update-frequency", "10s",
                      "--container-stop-delay", "0.1"]  # fmt: skip
     try:
-        kport, sport, mport = free_port(), free_port(), free_port()
-        procs.append(ComponentProcess("kubelet", ["--master", server.url, "--node-name", "sim", "--port", str(kport),
-                                                  *kubelet_flags], health_port=kport).start(60))  # fmt: skip
-        procs.append(ComponentProcess("scheduler", ["--master", server.url, "--port", str(sport), *scheduler_flags],
-                                      health_port=sport).start(60))  # fmt: skip
-        procs.append(ComponentProcess("controller_manager", ["--master", server.url, "--port", str(mport),
-                     "--controllers", "replicationcontroller,replicaset,deployment", *manager_flags],
-                     health_port=mport).start(60))  # fmt: skip
+        start_components(server, kubelet_flags=kubelet_flags, scheduler_flags=scheduler_flags, procs=procs,
+                         controllers="replicationcontroller,replicaset,deployment", manager_flags=manager_flags)
         with httpx.Client(base_url=server.url, timeout=30) as api:
 
             def nodes_ready() -> bool:

@@ -239,6 +239,8 @@ class PersistentVolumeController(Controller):
         if not ref.get("uid"):
             await self._volume_phase(pv, "Available")  # pre-bound to a claim that does not exist yet
             return
+        if (pv.get("status") or {}).get("phase") == "Failed":
+            return  # reclaiming it failed once; an administrator decides what happens to it now
         if claim is None:  # the informer may be behind: ask before releasing anything
             try:
                 fresh = await self.client.get(PVC, str(ref.get("name")), str(ref.get("namespace")))
