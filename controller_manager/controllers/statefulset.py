@@ -115,6 +115,7 @@ class StatefulSetController(Controller):
             if i is not None:
                 by_ordinal[i] = p
         if not md.get("deletionTimestamp"):
+            await self._claim_owners(sts, by_ordinal)  # before any pod goes: its claim may go with it
             await self._step(sts, by_ordinal, current_revision, update_revision)
         await self._update_status(sts, by_ordinal, current_revision, update_revision)
         prefix = f"{md['name']}-"
@@ -241,6 +242,41 @@ class StatefulSetController(Controller):
                 continue
             self.recorder.event(sts, NORMAL, "SuccessfulCreate",
                                 f"create Claim {claim} Pod {pod_name} in StatefulSet {md['name']} success")  # fmt: skip
+
+    async def _claim_owners(self, sts: Obj, pods: dict[int, Obj]) -> None:
+        """`persistentVolumeClaimRetentionPolicy`, kept as Kubernetes keeps it, with ownerReferences
+        the garbage collector acts on: `whenDeleted: Delete` makes the set an owner of every claim
+        (they go with the set); `whenScaled: Delete` makes a surplus pod (ordinal ≥ replicas) the
+        owner of its claims before the pod is deleted (they go with it), and takes that back if the
+        set grows again first. `Retain` (the default) keeps claims owner-free: they outlive both."""
+        md, spec = sts["metadata"], sts.get("spec") or {}
+        templates = spec.get("volumeClaimTemplates") or []
+        policy = spec.get("persistentVolumeClaimRetentionPolicy") or {}
+        replicas = int(spec.get("replicas", 1))
+        ordinals = set(pods) | set(range(replicas))
+        by_claim = {claim_name(t, f"{md['name']}-{i}"): i for t in templates for i in ordinals}
+        set_ref = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": md["name"], "uid": md["uid"]}
+        for claim in self.claims.by_index("namespace", md["namespace"]) if templates else []:
+            cmd = claim["metadata"]
+            i = by_claim.get(cmd["name"])
+            if i is None or cmd.get("deletionTimestamp"):
+                continue
+            pod_name = f"{md['name']}-{i}"
+            ours = {md["uid"]} | {r.get("uid") for r in cmd.get("ownerReferences") or []
+                                  if r.get("kind") == "Pod" and r.get("name") == pod_name}  # fmt: skip
+            refs = [r for r in cmd.get("ownerReferences") or [] if r.get("uid") not in ours]
+            pod = pods.get(i)
+            if policy.get("whenScaled") == "Delete" and i >= replicas and pod is not None:
+                # the pod alone: the garbage collector deletes a claim only once all its owners are gone
+                refs.append({"apiVersion": "v1", "kind": "Pod", "name": pod_name, "uid": pod["metadata"]["uid"]})
+            elif policy.get("whenDeleted") == "Delete":
+                refs.append(set_ref)
+            if refs != (cmd.get("ownerReferences") or []):
+                patch = {"metadata": {"ownerReferences": refs or None}}
+                try:
+                    await self.client.patch("persistentvolumeclaims", cmd["name"], patch, md["namespace"])
+                except errors.NotFoundError:
+                    pass
 
     async def _delete(self, sts: Obj, pod: Obj) -> None:
         name = pod["metadata"]["name"]

@@ -164,3 +164,37 @@ def test_rolling_update_with_partition_then_undo(
     assert [ln.split()[0] for ln in hist.splitlines()[2:] if ln.strip()] == ["1", "2"]
     kubectl("-n", ns, "rollout", "undo", "sts/web")
     wait_running(api, ns, lambda r: set(r.values()) == {"registry.k8s.io/nginx-slim:0.24"}, "rolled back")
+
+
+def test_claim_retention_policy_delete_removes_claims_with_their_pods_and_set(
+    sts_cluster: ComponentProcess, api: httpx.Client
+) -> None:
+    ns = new_namespace(api, "stsret")
+    create_web(api, ns, replicas=3, podManagementPolicy="Parallel",
+               persistentVolumeClaimRetentionPolicy={"whenScaled": "Delete", "whenDeleted": "Delete"})  # fmt: skip
+    wait_running(api, ns, lambda r: len(r) == 3, "three pods")
+
+    def claims() -> list[str]:
+        items = api.get(f"/api/v1/namespaces/{ns}/persistentvolumeclaims").json()["items"]
+        return sorted(c["metadata"]["name"] for c in items if not c["metadata"].get("deletionTimestamp"))
+
+    def owners(claim: str) -> list[str]:
+        got = api.get(f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{claim}").json()
+        return [r["kind"] for r in got["metadata"].get("ownerReferences") or []]
+
+    wait_for(lambda: owners("www-web-0") == ["StatefulSet"], what="the set owns its claims")
+    api.patch(sts_path(ns, "web"), content=json.dumps({"spec": {"replicas": 1}}), headers=MERGE)
+    wait_for(lambda: claims() == ["www-web-0"], timeout=40, what="the scaled-away pods' claims gone with them")
+    assert api.delete(sts_path(ns, "web")).status_code == 200
+    wait_for(lambda: claims() == [], timeout=40, what="the last claim gone with the set")
+
+
+def test_claims_are_retained_by_default(sts_cluster: ComponentProcess, api: httpx.Client) -> None:
+    ns = new_namespace(api, "stskeep")
+    create_web(api, ns, replicas=2, podManagementPolicy="Parallel")
+    wait_running(api, ns, lambda r: len(r) == 2, "two pods")
+    assert api.delete(sts_path(ns, "web")).status_code == 200
+    wait_for(lambda: not pods(api, ns), timeout=40, what="the pods gone with the set")
+    items = api.get(f"/api/v1/namespaces/{ns}/persistentvolumeclaims").json()["items"]
+    assert sorted(c["metadata"]["name"] for c in items) == ["www-web-0", "www-web-1"]
+    assert all(not c["metadata"].get("ownerReferences") for c in items)
