@@ -14,9 +14,11 @@ InternalError Status (and is logged), never an HTML page.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
@@ -25,6 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from api import errors, registry
+from api.duration import parse_duration
 from apiserver import hpa_v1, storage
 from apiserver.auth import reviews
 from apiserver.auth.bootstrap import ensure_bootstrap_policy
@@ -157,9 +160,10 @@ async def dispatch(request: Request, group: str, version: str, path: str) -> Res
     code = 500
     try:
         if registry.is_converted(info.rt):  # autoscaling/v1 HPAs: served from the stored v2 objects
-            response = await hpa_v1.handle(server, request, info, verb, _handle)
+            work = hpa_v1.handle(server, request, info, verb, _handle)
         else:
-            response = await _handle(server, request, info, verb)
+            work = _handle(server, request, info, verb)
+        response = await _within_timeout(work, request, verb)
         code = response.status_code
         return response
     except errors.StatusError as exc:
@@ -176,6 +180,27 @@ async def dispatch(request: Request, group: str, version: str, path: str) -> Res
         server.metrics.requests.labels(verb, resource, info.subresource or "", str(code)).inc()
         if verb != "watch":
             server.metrics.latency.labels(verb, resource).observe(time.perf_counter() - started)
+
+
+async def _within_timeout(work: Awaitable[Response], request: Request, verb: str) -> Response:
+    """`?timeout=30s` bounds a request (client-go sends it for `--request-timeout`); past it the
+    answer is 504 Timeout, as Kubernetes answers. A write cut off this way may still have been
+    stored, as in Kubernetes: read before retrying. Watches end by `timeoutSeconds` instead."""
+    raw = request.query_params.get("timeout")
+    if raw is None or verb == "watch":
+        return await work
+    try:
+        seconds = parse_duration(raw)
+    except ValueError:
+        if inspect.iscoroutine(work):
+            work.close()
+        raise errors.bad_request(f'invalid timeout "{raw}": want a duration such as 30s') from None
+    if seconds <= 0:
+        return await work
+    try:
+        return await asyncio.wait_for(work, seconds)
+    except TimeoutError:
+        raise errors.timeout("request did not complete within requested timeout - context deadline exceeded") from None
 
 
 async def _handle(server: APIServer, request: Request, info: RequestInfo, verb: str) -> Response:

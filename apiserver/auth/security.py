@@ -33,10 +33,6 @@ class Decision:
     attrs: RequestAttributes
 
 
-def unauthorized() -> errors.StatusError:
-    return errors.StatusError("Unauthorized", code=401, reason="Unauthorized")
-
-
 class Security:
     def __init__(self, config: ServerConfig, server: APIServer) -> None:
         self.server = server
@@ -77,7 +73,7 @@ class Security:
         try:
             real = await self.authenticator.authenticate(authorization, peer_certificate)
         except Unauthorized:
-            raise unauthorized() from None
+            raise errors.unauthorized() from None
         decision = Decision(real, real, attrs)
         decision.user = impersonate(real, headers, self.authorizer.allowed)
         return decision
