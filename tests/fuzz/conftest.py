@@ -94,6 +94,10 @@ def _too_large_resource_version(status: object) -> bool:
     return any(c.get("reason") == "ResourceVersionTooLarge" for c in causes)
 
 
+def _requested_timeout(status: object) -> bool:
+    return isinstance(status, dict) and "within requested timeout" in str(status.get("message", ""))
+
+
 def status_problems(response: httpx.Response, body: bytes | None = None) -> list[str]:
     """What is wrong with this response by the API server's contract (empty list: nothing)."""
     code = response.status_code
@@ -107,8 +111,10 @@ def status_problems(response: httpx.Response, body: bytes | None = None) -> list
         status = json.loads(raw)
     except ValueError:
         return [*problems, f"error body is not JSON: {raw[:200]!r}"]
-    if code == 504 and _too_large_resource_version(status):
-        problems.remove("server error 504")  # Kubernetes' answer to a fuzzed resourceVersion from the future
+    if code == 504 and (_too_large_resource_version(status) or _requested_timeout(status)):
+        # Kubernetes' answers to a fuzzed resourceVersion from the future, and to a fuzzed ?timeout= so
+        # short the request could not finish within it
+        problems.remove("server error 504")
     if not isinstance(status, dict):
         return [*problems, f"error body is not an object: {raw[:200]!r}"]
     if status.get("kind") != "Status" or status.get("apiVersion") != "v1":
