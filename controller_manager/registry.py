@@ -36,6 +36,8 @@ CONTROLLERS: dict[str, str] = {
     "resourcequota": "controller_manager.controllers.resourcequota:ResourceQuotaController",
     "disruption": "controller_manager.controllers.disruption:DisruptionController",
     "persistentvolume-binder": "controller_manager.controllers.persistentvolume:PersistentVolumeController",
+    "pvc-protection": "controller_manager.controllers.storage_protection:PVCProtectionController",
+    "pv-protection": "controller_manager.controllers.storage_protection:PVProtectionController",
 }
 # Controllers that need a file to do anything: without the flag they are skipped with a log line,
 # as kube-controller-manager skips serviceaccount-token when it has no private key.
@@ -59,8 +61,6 @@ NOT_IMPLEMENTED = {
     "cloud-node-lifecycle",
     "persistentvolume-expander",
     "attachdetach",
-    "pvc-protection",
-    "pv-protection",
     "ephemeral-volume",
     "clusterrole-aggregation",
     "endpointslicemirroring",

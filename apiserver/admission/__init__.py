@@ -4,8 +4,8 @@ In Kubernetes, admission is where cluster policy lives — things no single obje
 does the namespace exist? what service account should a pod run as? how long should a pod stay on
 an unreachable node? Each plugin here is one such rule, in its own file, run in the order of
 DESIGN §4: NamespaceLifecycle, ServiceAccount, LimitRanger, DefaultTolerationSeconds, then
-DefaultStorageClass. A plugin may mutate the object (`admit`) or refuse it (raise a Status
-error); the chain runs them all and stops at the first refusal.
+DefaultStorageClass and StorageObjectInUseProtection. A plugin may mutate the object (`admit`) or
+refuse it (raise a Status error); the chain runs them all and stops at the first refusal.
 
 Validating plugins (`validate`) run after the object passed validation, just before it is
 stored, as Kubernetes' validating admission does: ResourceQuota charges a quota there, so an
@@ -70,6 +70,7 @@ def default_chain(server: APIServer) -> AdmissionChain:
     from apiserver.admission.rbac_escalation import RBACEscalation
     from apiserver.admission.resource_quota import ResourceQuota
     from apiserver.admission.service_account import ServiceAccount
+    from apiserver.admission.storage_protection import StorageObjectInUseProtection
 
     return AdmissionChain(
         [
@@ -80,6 +81,7 @@ def default_chain(server: APIServer) -> AdmissionChain:
                 server.config.default_not_ready_toleration_seconds, server.config.default_unreachable_toleration_seconds
             ),
             DefaultStorageClass(server),
+            StorageObjectInUseProtection(),
         ],
         [limit_ranger, RBACEscalation(server), ResourceQuota(server)],
     )

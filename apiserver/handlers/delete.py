@@ -2,7 +2,7 @@
 
 Three things can stand between "delete" and "gone", and all of them are visible on the object:
 - finalizers: `metadata.finalizers` lists controllers that must clean up first. The server only
-  sets `deletionTimestamp` and answers 202; each controller removes its finalizer when done, and
+  sets `deletionTimestamp` and answers with the object (200); each controller removes its finalizer when done, and
   the update that removes the last one removes the object (handlers/update.py).
 - propagationPolicy: how the garbage collector treats dependents (objects whose ownerReferences
   point here). Background: delete the owner now, the GC deletes dependents later. Foreground: add
@@ -175,11 +175,13 @@ async def handle_delete(server: APIServer, request: Request, info: RequestInfo) 
     assert info.name is not None
     opts = await delete_options(server, request)
     obj, gone = await delete_object(server, info.rt, info.namespace, info.name, opts)
-    if info.rt.key == "pods" or info.rt.key == "namespaces":
-        return json_response(obj, 200)
-    if gone:
+    if gone and info.rt.key not in ("pods", "namespaces"):
         return json_response(_success_status(info.rt, obj), 200)
-    return json_response(obj, 202)
+    # Not gone yet (finalizers, a grace period): the object as it is now, with its deletionTimestamp.
+    # Kubernetes answers 202 only when the client asked `orphanDependents: false` (kept as it was
+    # for older clients); every other pending deletion is a 200.
+    pending = not gone and opts.get("orphanDependents") is False
+    return json_response(obj, 202 if pending else 200)
 
 
 async def handle_deletecollection(server: APIServer, request: Request, info: RequestInfo) -> Response:

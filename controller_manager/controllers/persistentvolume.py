@@ -101,7 +101,7 @@ class PersistentVolumeController(Controller):
                 await self.sync_claim(claim)
         elif kind == "volume":
             pv = self.volumes.get(rest)
-            if pv is not None and not pv["metadata"].get("deletionTimestamp"):
+            if pv is not None:  # a Terminating one too: its phase tells pv-protection when it may go
                 await self.sync_volume(pv)
 
     # -- claims ----------------------------------------------------------------------------------

@@ -112,8 +112,9 @@ def test_create_and_get_all_new_kinds(kubectl: Kubectl, ns: str) -> None:
         "spec: {minAvailable: 1, maxUnavailable: 1}\n"))
     assert refused.rc != 0 and "minAvailable and maxUnavailable cannot be both set" in refused.err
     for kind in ("pv", "sc", "pc", "ingressclass"):
+        # --wait=false: no controller-manager here to lift the volume's pv-protection finalizer
         kubectl.ok("delete", kind, {"pv": f"{ns}-pv", "sc": f"{ns}-sc", "pc": f"{ns}-high",
-                                    "ingressclass": f"{ns}-nginx"}[kind])
+                                    "ingressclass": f"{ns}-nginx"}[kind], "--wait=false")
 
 
 def test_kubectl_autoscale_creates_an_autoscaling_v1_hpa(kubectl: Kubectl, ns: str) -> None:

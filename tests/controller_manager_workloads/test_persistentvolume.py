@@ -30,7 +30,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def binder(start_manager: Callable[..., ComponentProcess], root: Path) -> ComponentProcess:
     return start_manager(
         "--enable-hostpath-provisioner", "--hostpath-provisioner-root", str(root), "--pvclaimbinder-sync-period", "1s",
-        controllers="persistentvolume-binder",
+        controllers="persistentvolume-binder,pvc-protection,pv-protection",
     )  # fmt: skip
 
 
@@ -162,3 +162,31 @@ def test_delete_policy_on_a_volume_we_did_not_make_fails_it(binder: ComponentPro
     assert pv["status"]["message"] == (
         f'error getting deleter volume plugin for volume "{ns}-manual": no deletable volume plugin matched'
     )
+
+
+def test_a_claim_in_use_stays_terminating_until_its_pod_goes(binder: ComponentProcess, api: httpx.Client) -> None:
+    ns = new_namespace(api, "pvcprot")
+    api.post("/api/v1/persistentvolumes", json=volume(f"{ns}-disk", "1Gi", cls=""))
+    r = api.post(f"/api/v1/namespaces/{ns}/persistentvolumeclaims", json=claim("data", "1Gi", storageClassName=""))
+    assert r.json()["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    assert api.get(f"/api/v1/persistentvolumes/{ns}-disk").json()["metadata"]["finalizers"] == [
+        "kubernetes.io/pv-protection"]  # fmt: skip
+    wait_phase(api, f"/api/v1/namespaces/{ns}/persistentvolumeclaims/data", "Bound")
+    pod = {"metadata": {"name": "user"}, "spec": {"containers": [{"name": "c", "image": "busybox"}],
+           "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}}  # fmt: skip
+    assert api.post(f"/api/v1/namespaces/{ns}/pods", json=pod).status_code == 201
+    r = api.delete(f"/api/v1/namespaces/{ns}/persistentvolumeclaims/data")
+    assert r.status_code == 200 and r.json()["metadata"]["deletionTimestamp"]  # Terminating, not gone
+    # the volume cannot be deleted from under its claim either
+    assert api.delete(f"/api/v1/persistentvolumes/{ns}-disk").status_code == 200
+    # pvc-protection looks at it (a pod event re-queues it) and keeps it while the pod uses it
+    api.patch(f"/api/v1/namespaces/{ns}/pods/user", json={"metadata": {"labels": {"poke": "1"}}},
+              headers={"Content-Type": "application/merge-patch+json"})  # fmt: skip
+    terminating = get(api, f"/api/v1/namespaces/{ns}/persistentvolumeclaims/data")
+    assert terminating["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    assert terminating["status"]["phase"] == "Bound"
+    assert api.delete(f"/api/v1/namespaces/{ns}/pods/user", params={"gracePeriodSeconds": "0"}).status_code == 200
+    wait_for(lambda: api.get(f"/api/v1/namespaces/{ns}/persistentvolumeclaims/data").status_code == 404,
+             timeout=20, what="the claim gone with its last pod")  # fmt: skip
+    wait_for(lambda: api.get(f"/api/v1/persistentvolumes/{ns}-disk").status_code == 404, timeout=20,
+             what="the volume gone once released")  # fmt: skip

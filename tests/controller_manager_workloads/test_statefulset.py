@@ -60,7 +60,7 @@ HEADLESS: Obj = {
 def sts_cluster(
     apiserver: APIServerProcess, start_manager: Callable[..., ComponentProcess]
 ) -> Iterator[ComponentProcess]:
-    manager = start_manager(controllers="statefulset,garbagecollector")
+    manager = start_manager(controllers="statefulset,garbagecollector,pvc-protection")
     with scheduler_and_kubelet(apiserver, "stsnode", nodes=2):
         yield manager
 

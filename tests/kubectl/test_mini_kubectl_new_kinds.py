@@ -29,7 +29,7 @@ def test_get_and_describe_match_kubectl(pair: Pair, ns: str) -> None:
         else:
             assert normalise(mini.out) == normalise(real.out), command
     for kind, name in (("pv", f"{ns}-pv"), ("sc", f"{ns}-sc"), ("pc", f"{ns}-high"), ("ingressclass", f"{ns}-nginx")):
-        pair.real("delete", kind, name)
+        pair.real("delete", kind, name, "--wait=false")  # no controller-manager here lifts pv-protection
 
 
 def test_describe_service_shows_endpoints_from_slices(pair: Pair, api: httpx.Client, ns: str) -> None:
