@@ -61,7 +61,11 @@ async def apply_one(s: Session, m: Manifest, ns: str | None, dry_run: str = "non
     try:
         live = await s.client.get(m.rt, m.name, ns)
     except NotFoundError:
-        await create_object(s, m.rt, modified, ns, dry_run)
+        try:
+            await create_object(s, m.rt, modified, ns, dry_run)
+        except StatusError as exc:
+            exc.kubectl_verb = "creating"  # type: ignore[attr-defined]  # for kubectl's "error when creating"
+            raise
         return "created"
     if dry_run == "client":  # kubectl does not work the patch out: it says "configured"
         return "configured"
@@ -111,7 +115,7 @@ async def apply(
             report.error(f"error: {exc}")
             continue
         except StatusError as exc:
-            verb = "patching" if isinstance(exc, StatusError) and exc.code != 404 else "creating"
+            verb = getattr(exc, "kubectl_verb", "patching" if exc.code != 404 else "creating")
             report.status(exc, f'error when {verb} "{m.source}": ')
             continue
         echo(f"{qualified(m.rt, m.name)} {word}{suffix(dry_run)}")

@@ -150,3 +150,13 @@ def test_bad_input_fails_with_kubectls_words_and_creates_nothing(
         assert mini.out == ""
     # mini-kubectl reads and checks every document first: nothing was created, not even the good one.
     assert api.get(f"/api/v1/namespaces/{ns}/configmaps").json()["items"] == []
+
+
+def test_a_refused_create_says_creating(pair: Pair, api: httpx.Client, ns: str) -> None:
+    limits = {"metadata": {"name": "max"}, "spec": {"limits": [{"type": "Container", "max": {"cpu": "1"}}]}}
+    assert api.post(f"/api/v1/namespaces/{ns}/limitranges", json=limits).status_code == 201
+    pod = (f"apiVersion: v1\nkind: Pod\nmetadata: {{name: big, namespace: {ns}}}\n"
+           "spec: {containers: [{name: app, image: nginx, resources: {limits: {cpu: '2'}}}]}\n")  # fmt: skip
+    real, mini = pair.real("apply", "-f", "-", stdin=pod), pair.mini("apply", "-f", "-", stdin=pod)
+    assert (mini.rc, mini.out, mini.err) == (real.rc, real.out, real.err)
+    assert 'error when creating "STDIN": pods "big" is forbidden: maximum cpu usage per Container is 1' in real.err
