@@ -160,7 +160,7 @@ def test_lab_runs_as_written(lab_path: Path, lab_cluster: LabCluster) -> None:
 
 def test_every_lab_is_listed_in_the_labs_readme() -> None:
     readme = (LAB_DIR / "README.md").read_text()
-    assert [p.name[:2] for p in LABS] == ["01", "02", "03", "04", "05", "06", "07", "08", "11"]
+    assert [p.name[:2] for p in LABS] == ["01", "02", "03", "04", "05", "06", "07", "08", "11", "12"]
     assert all(f"]({p.name})" in readme for p in LABS)
 
 
