@@ -117,9 +117,12 @@ class KlogFileHandler(logging.Handler):
         )
         link = os.path.join(self.directory, f"{self.program}.{sev}")
         try:  # the link always points at the newest file; a failure here is not worth dying for
-            if os.path.lexists(link):
-                os.remove(link)
-            os.symlink(name, link)
+            # made beside it and renamed over it: a reader never finds the link missing
+            temp = f"{link}.{os.getpid()}.tmp"
+            if os.path.lexists(temp):
+                os.remove(temp)
+            os.symlink(name, temp)
+            os.replace(temp, link)
         except OSError:
             pass
         return f

@@ -138,8 +138,10 @@ def test_a_percentage_over_pods_without_a_controller_allows_nothing(
     wait_for(lambda: ready_pods(api, ns, "lonely"), timeout=30, what="the pod Ready")
     r = evict(api, ns, "lonely")
     assert r.status_code == 429 and r.json()["message"] == CANNOT_EVICT
-    events = api.get(f"/api/v1/namespaces/{ns}/events").json()["items"]
-    assert any(e["reason"] == "CalculateExpectedPodCountFailed" for e in events)
+    def reasons() -> list[str]:
+        return [e["reason"] for e in api.get(f"/api/v1/namespaces/{ns}/events").json()["items"]]
+
+    wait_for(lambda: "CalculateExpectedPodCountFailed" in reasons(), what="the CalculateExpectedPodCountFailed event")
 
 
 def test_two_budgets_over_one_pod_are_refused(cluster: ComponentProcess, api: httpx.Client) -> None:

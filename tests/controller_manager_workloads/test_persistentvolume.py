@@ -118,8 +118,9 @@ def test_a_claim_nothing_fits_waits_and_says_why(binder: ComponentProcess, api: 
         return (md.get("annotations") or {}).get("volume.kubernetes.io/storage-provisioner") == "ebs.csi.aws.com"
 
     wait_for(annotated, timeout=20, what="the provisioner annotation")
-    reasons = [r for r, _ in events(api, ns, "cloud")]
-    assert "ExternalProvisioning" in reasons
+    # the event is recorded after the annotation is written: wait for it too
+    wait_for(lambda: "ExternalProvisioning" in [r for r, _ in events(api, ns, "cloud")], timeout=20,
+             what="the ExternalProvisioning event")  # fmt: skip
 
 
 def test_the_default_class_provisions_a_host_path_volume_and_delete_reclaims_it(
@@ -140,8 +141,8 @@ def test_the_default_class_provisions_a_host_path_volume_and_delete_reclaims_it(
     assert pv["spec"]["persistentVolumeReclaimPolicy"] == "Delete" and pv["spec"]["capacity"] == {"storage": "2Gi"}
     path = Path(pv["spec"]["hostPath"]["path"])
     assert path.parent == root and path.is_dir()
-    assert ("ProvisioningSucceeded", f"Successfully provisioned volume pvc-{uid} using kubernetes.io/host-path") in (
-        events(api, ns, "www"))  # fmt: skip
+    provisioned = ("ProvisioningSucceeded", f"Successfully provisioned volume pvc-{uid} using kubernetes.io/host-path")
+    wait_for(lambda: provisioned in events(api, ns, "www"), timeout=20, what="the ProvisioningSucceeded event")
 
     api.delete(f"/api/v1/namespaces/{ns}/persistentvolumeclaims/www")
     wait_for(lambda: api.get(f"/api/v1/persistentvolumes/pvc-{uid}").status_code == 404, timeout=20,
