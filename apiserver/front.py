@@ -93,8 +93,7 @@ class APIFront:
                 code[0] = message["status"]
             await send(message)
 
-        if security.audit is None:  # nothing will ask for the status code
-            recording_send = send  # noqa: F811
+        out = recording_send if security.audit is not None else send  # only the audit needs the code
 
         local_port = (scope.get("server") or ("", 0))[1]
         decision, allowed = None, False
@@ -103,10 +102,10 @@ class APIFront:
             security.authorize(decision)
             allowed = True
         except errors.StatusError as exc:
-            await _send_quietly(json_response(exc.to_status(), exc.code), scope, receive, recording_send)
+            await _send_quietly(json_response(exc.to_status(), exc.code), scope, receive, out)
         else:
             set_current_user(decision.user)
-            await self._admitted(scope, receive, recording_send)
+            await self._admitted(scope, receive, out)
         finally:
             if security.audit is not None:
                 security.audit.record(received=received, scope=scope, headers=headers, attrs=attrs, code=code[0],

@@ -103,6 +103,7 @@ def test_impersonation_needs_the_impersonate_verb(secure: SecureCluster) -> None
 
 def test_the_audit_log_says_who_did_what_and_the_answer(secure: SecureCluster) -> None:
     secure.kubectl("alice", "get", "secrets", "-n", "kube-system")
+    secure.kubectl("admin", "--as", "carol", "auth", "whoami")
     events = [json.loads(line) for line in secure.audit_log.read_text().splitlines()]
     hit = [e for e in events
            if e["user"].get("username") == "alice" and e.get("objectRef", {}).get("resource") == "secrets"]  # fmt: skip
