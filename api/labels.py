@@ -298,6 +298,19 @@ def from_label_selector(selector: Mapping[str, object] | None) -> Selector:
     return Selector(tuple(reqs))
 
 
+def budget_selector(selector: Mapping[str, object] | None) -> Selector:
+    """A PodDisruptionBudget's `spec.selector`: nil, empty or invalid selects *nothing* (unlike a
+    Deployment's, where empty selects everything), as Kubernetes' eviction and disruption code
+    read it."""
+    if not selector:
+        return Selector.select_nothing()
+    try:
+        parsed = from_label_selector(selector)
+    except SelectorParseError:
+        return Selector.select_nothing()
+    return Selector.select_nothing() if parsed.empty else parsed
+
+
 def parse(text: str) -> Selector:
     """Parse the string form: `app=nginx,tier!=db`, `env in (dev,prod)`, `!canary`, ...
 

@@ -19,6 +19,7 @@ import json
 from typing import Any
 
 from api import registry
+from api.policyrule import breakdown
 from kubectl import commandline as typer
 from kubectl.cli import CmdError, Session, echo, run, warn
 from kubectl.main import app
@@ -93,20 +94,6 @@ async def can_i(s: Session, args: list[str], all_namespaces: bool, subresource: 
     return 0 if allowed else 1
 
 
-def _breakdown(rule: Rule) -> list[Rule]:
-    if rule.get("nonResourceURLs"):
-        return [{"nonResourceURLs": [u], "verbs": list(rule.get("verbs") or [])} for u in rule["nonResourceURLs"]]
-    out = []
-    for group in rule.get("apiGroups") or []:
-        for resource in rule.get("resources") or []:
-            for name in rule.get("resourceNames") or [None]:
-                r: Rule = {"apiGroups": [group], "resources": [resource], "verbs": list(rule.get("verbs") or [])}
-                if name is not None:
-                    r["resourceNames"] = [name]
-                out.append(r)
-    return out
-
-
 def _compact(rules: list[Rule]) -> list[Rule]:
     """Rules of one group and resource with no names merge their verbs (rbacutil.CompactRules)."""
     merged: dict[tuple[str, str], Rule] = {}
@@ -153,7 +140,7 @@ async def can_i_list(s: Session, all_namespaces: bool) -> int:
     rules = [{f: r.get(f) or [] for f in fields} for r in status.get("resourceRules") or []]
     rules += [{"verbs": r.get("verbs") or [], "nonResourceURLs": r.get("nonResourceURLs") or []}
               for r in status.get("nonResourceRules") or []]  # fmt: skip
-    broken = [piece for rule in rules for piece in _breakdown(rule)]
+    broken = [piece for rule in rules for piece in breakdown(rule)]
     table = [["Resources", "Non-Resource URLs", "Resource Names", "Verbs"]]
     for r in sorted(_compact(broken), key=_sort_key):
         table.append([_resource_column(r), *(_go_list(r.get(f) or []) for f in ("nonResourceURLs", "resourceNames",

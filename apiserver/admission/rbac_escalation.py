@@ -14,6 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from api import errors, registry
+from api.policyrule import breakdown
 from apiserver.admission import Attributes
 from apiserver.auth import rbac
 from apiserver.auth.context import current_user
@@ -43,21 +44,6 @@ def describe_rule(rule: Rule) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
-def _breakdown(rule: Rule) -> list[Rule]:
-    """One rule per group, resource and name (verbs kept together), as the check compares them."""
-    if rule.get("nonResourceURLs"):
-        return [{"nonResourceURLs": [u], "verbs": rule.get("verbs") or []} for u in rule["nonResourceURLs"]]
-    out = []
-    for group in rule.get("apiGroups") or [""]:
-        for resource in rule.get("resources") or []:
-            for name in rule.get("resourceNames") or [None]:
-                r: Rule = {"apiGroups": [group], "resources": [resource], "verbs": rule.get("verbs") or []}
-                if name is not None:
-                    r["resourceNames"] = [name]
-                out.append(r)
-    return out
-
-
 class RBACEscalation:
     name = "RBACEscalation"
 
@@ -66,14 +52,7 @@ class RBACEscalation:
 
     def _held(self, user: UserInfo, namespace: str | None) -> list[Rule]:
         authorizer = self.server.authorizer
-        if authorizer is None:
-            return []
-        index = authorizer.index()
-        rules: list[Rule] = []
-        for grant in rbac.grants_for(index, user):
-            if grant.namespace is None or grant.namespace == namespace:
-                rules += grant.rules
-        return rules
+        return rbac.rules_in(authorizer.index(), user, namespace) if authorizer is not None else []
 
     def _may(self, user: UserInfo, verb: str, resource: str, namespace: str | None, name: str) -> bool:
         authorizer = self.server.authorizer
@@ -84,7 +63,7 @@ class RBACEscalation:
 
     def _refuse_unheld(self, user: UserInfo, attrs: Attributes, wanted: list[Rule]) -> None:
         held = self._held(user, attrs.namespace)
-        missing = [piece for rule in wanted for piece in _breakdown(rule)
+        missing = [piece for rule in wanted for piece in breakdown(rule)
                    if not any(rule_covers(h, piece) for h in held)]  # fmt: skip
         if missing:
             groups = _go_list(list(user.groups)).replace(" ", ",") if user.groups else "[]"

@@ -110,8 +110,9 @@ def allows(index: Index, user: UserInfo, attrs: RequestAttributes) -> bool:
     return False
 
 
-def rules_in(index: Index, user: UserInfo, namespace: str) -> list[Rule]:
-    """Every rule that applies to the user in `namespace` (SelfSubjectRulesReview)."""
+def rules_in(index: Index, user: UserInfo, namespace: str | None) -> list[Rule]:
+    """Every rule that applies to the user in `namespace` (None: cluster-wide grants only) — for
+    SelfSubjectRulesReview and the escalation check."""
     rules: list[Rule] = []
     for grant in grants_for(index, user):
         if grant.namespace in (None, namespace):

@@ -88,13 +88,6 @@ class ServiceAccountTokens:
                 continue
         return None
 
-    def looks_like_ours(self, token: str) -> bool:
-        try:
-            iss = jwt.decode(token, options={"verify_signature": False}).get("iss")
-        except jwt.PyJWTError:
-            return False
-        return iss == LEGACY_ISSUER or iss in self.issuers
-
     async def authenticate(self, token: str) -> UserInfo | None:
         """The account's user, or None when the token is not valid (forged, expired, revoked)."""
         claims = self._claims(token)

@@ -80,16 +80,8 @@ async def _budgets_for(server: APIServer, pod: Obj) -> list[Obj]:
     assert rt is not None
     page = await server.store(rt).list(pod["metadata"]["namespace"])
     pod_labels = pod["metadata"].get("labels") or {}
-    found = []
-    for pdb in page.items:
-        selector_field = (pdb.get("spec") or {}).get("selector")
-        try:
-            selector = labels.from_label_selector(selector_field)
-        except labels.SelectorParseError:
-            continue  # an invalid selector matches nothing
-        # an empty selector matches nothing here (not everything), as in Kubernetes
-        if selector_field and not selector.empty and selector.matches(pod_labels):
-            found.append(pdb)
+    found = [pdb for pdb in page.items
+             if labels.budget_selector((pdb.get("spec") or {}).get("selector")).matches(pod_labels)]  # fmt: skip
     return found
 
 

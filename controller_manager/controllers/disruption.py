@@ -106,15 +106,8 @@ class DisruptionController(Controller):
     def _budgets_of(self, pod: Obj) -> list[Obj]:
         namespace = pod["metadata"].get("namespace") or ""
         pod_labels = pod["metadata"].get("labels") or {}
-        found = []
-        for pdb in self.pdbs.by_index("namespace", namespace):
-            selector_field = (pdb.get("spec") or {}).get("selector")
-            try:
-                selector = labels.from_label_selector(selector_field)
-            except labels.SelectorParseError:
-                continue
-            if selector_field and not selector.empty and selector.matches(pod_labels):
-                found.append(pdb)
+        found = [pdb for pdb in self.pdbs.by_index("namespace", namespace)
+                 if labels.budget_selector((pdb.get("spec") or {}).get("selector")).matches(pod_labels)]  # fmt: skip
         return found
 
     def _pod_changed(self, pod: Obj) -> None:
@@ -128,10 +121,7 @@ class DisruptionController(Controller):
 
     # -- counting --------------------------------------------------------------------------------
     def _pods_for(self, pdb: Obj) -> list[Obj]:
-        selector_field = (pdb.get("spec") or {}).get("selector")
-        selector = labels.from_label_selector(selector_field)
-        if not selector_field or selector.empty:
-            return []
+        selector = labels.budget_selector((pdb.get("spec") or {}).get("selector"))
         return [p for p in self.pods.by_index("namespace", pdb["metadata"]["namespace"]) if selector.matches(
             p["metadata"].get("labels") or {})]  # fmt: skip
 

@@ -47,8 +47,6 @@ def test_auth_and_errors_match_kubectl(secure: SecureCluster, plain: httpx.Clien
             real_err = real.stderr.strip().splitlines()[-1]  # kubectl's discovery noise above it
             assert (ours.returncode, ours.stderr.strip().splitlines()[-1]) == (1, real_err), (who, args)
             continue
-        if ours.stdout != real.stdout:
-            print("REAL\n" + real.stdout + "MINI\n" + ours.stdout)
         assert (ours.returncode, ours.stdout, ours.stderr) == (real.returncode, real.stdout, real.stderr), (who, args)
 
 
