@@ -114,6 +114,27 @@ async def delete_object(
     """Delete or start deleting; returns (the object as last seen, whether it is gone now).
 
     `opts["dryRun"]` (already checked by dryrun.for_delete) makes every step a dry run."""
+    # The object may change between our read and the delete (a controller writing its status):
+    # storage then refuses the guarded delete, and we read again and retry, as Kubernetes' store
+    # does. Only the client's own resourceVersion precondition makes such a conflict final.
+    pinned = bool((opts.get("preconditions") or {}).get("resourceVersion"))
+    for attempt in range(DELETE_ATTEMPTS):
+        try:
+            return await _delete_once(server, rt, namespace, name, opts)
+        except errors.StatusError as exc:
+            if exc.reason != "Conflict" or pinned or attempt == DELETE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+# Kubernetes' store retries without limit; a bound keeps a pathological writer from holding a
+# request forever, and is far above what a few busy controllers can cause.
+DELETE_ATTEMPTS = 50
+
+
+async def _delete_once(
+    server: APIServer, rt: ResourceType, namespace: str | None, name: str, opts: dict[str, Any]
+) -> tuple[dict[str, Any], bool]:
     dry_run = bool(opts.get("dryRun"))
     store = server.store(rt)
     obj = await store.get(namespace, name)

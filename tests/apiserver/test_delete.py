@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import httpx
 
 from tests.apiserver.conftest import deployment, pod
@@ -133,3 +135,41 @@ def test_system_namespace_cannot_be_deleted(api: httpx.Client) -> None:
 def test_create_in_missing_namespace_is_not_found(api: httpx.Client) -> None:
     r = api.post("/api/v1/namespaces/does-not-exist/pods", json=pod("p"))
     assert r.status_code == 404 and r.json()["message"] == 'namespaces "does-not-exist" not found'
+
+
+def test_delete_retries_when_a_writer_changes_the_object_meanwhile(api: httpx.Client, ns: str) -> None:
+    """A controller writing an object between the server's read and its delete must not turn a
+    plain DELETE into a 409: only the client's own resourceVersion precondition may."""
+    base = f"{str(api.base_url).rstrip('/')}/api/v1/namespaces/{ns}/configmaps"
+    merge = {"Content-Type": "application/merge-patch+json"}
+    for i in range(20):
+        name = f"busy-{i}"
+        assert api.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": name}}).status_code == 201
+        stop, writing = threading.Event(), threading.Barrier(5)
+
+        def writer(name: str = name, stop: threading.Event = stop, writing: threading.Barrier = writing) -> None:
+            with httpx.Client(timeout=10) as c:
+                n = 0
+                while not stop.is_set():
+                    n += 1
+                    try:
+                        c.patch(f"{base}/{name}", json={"data": {"n": str(n)}}, headers=merge)
+                    finally:
+                        if n == 1:
+                            writing.wait(timeout=30)
+
+        threads = [threading.Thread(target=writer) for _ in range(4)]
+        for t in threads:
+            t.start()
+        writing.wait(timeout=30)  # every writer is writing: the delete races them
+        try:
+            r = api.delete(f"/api/v1/namespaces/{ns}/configmaps/{name}")
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        assert r.status_code == 200, r.text
+    stale = api.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "pinned"}}).json()
+    api.patch(f"/api/v1/namespaces/{ns}/configmaps/pinned", json={"data": {"a": "b"}}, headers=merge)
+    pinned = {"preconditions": {"resourceVersion": stale["metadata"]["resourceVersion"]}}
+    assert api.request("DELETE", f"/api/v1/namespaces/{ns}/configmaps/pinned", json=pinned).status_code == 409
