@@ -42,6 +42,7 @@ from kubelet.cri import new_runtime
 from kubelet.heartbeat import Heartbeats
 from kubelet.node import NodeState
 from kubelet.podworker import PodWorker
+from kubelet.stats import StatsProvider
 
 log = logging.getLogger("kubelet")
 BY_NODE = "byNode"
@@ -74,6 +75,7 @@ class Kubelet:
             self.pods = self.factory.informer_for("pods")
             self.pods.add_indexers({BY_NODE: index_by_node_name})
             self.node_objects = self.factory.informer_for("nodes")
+        self.stats = StatsProvider(self)  # what /metrics/resource serves (after the pods informer: it watches it)
         self._tasks: list[asyncio.Task[Any]] = []
         self._http: tuple[Any, asyncio.Task[None]] | None = None
         self.stopping = False

@@ -2,12 +2,15 @@
 
     GET /healthz                                   "ok"
     GET /metrics                                   Prometheus text (private registry)
+    GET /metrics/resource[?node=]                  resource usage for metrics-server (resourcemetrics.py)
+    GET /stats/summary[?node=]                     the same as a Summary API document
     GET /containerLogs/{namespace}/{pod}/{container}?follow=&tailLines=&timestamps=&previous=
                                                    &sinceSeconds=&limitBytes=
 
 The API server's `pods/log` subresource proxies to the last one, so `kubectl logs` works: it
 finds the node's InternalIP and `status.daemonEndpoints.kubeletEndpoint.Port` and calls us. One
 server serves every simulated node of the process: the path names the pod, so it is unambiguous.
+The resource usage endpoints are about one node: with several in the process, `?node=` says which.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from kubelet import resourcemetrics
 from kubelet.logs import LogError
 
 if TYPE_CHECKING:
@@ -60,6 +64,12 @@ def build_app(kubelet: Kubelet) -> Starlette:
         failures.set(kubelet.heartbeats.failures)
         return Response(generate_latest(registry), media_type="text/plain; version=0.0.4")
 
+    async def metrics_resource(request: Request) -> Response:
+        return await resourcemetrics.metrics_resource(kubelet, request)
+
+    async def stats_summary(request: Request) -> Response:
+        return await resourcemetrics.stats_summary(kubelet, request)
+
     async def container_logs(request: Request) -> Response:
         p = request.path_params
         key = (p["namespace"], p["pod"], p["container"])
@@ -85,6 +95,8 @@ def build_app(kubelet: Kubelet) -> Starlette:
         routes=[
             Route("/healthz", healthz),
             Route("/metrics", metrics),
+            Route("/metrics/resource", metrics_resource),
+            Route("/stats/summary", stats_summary),
             Route("/containerLogs/{namespace}/{pod}/{container}", container_logs),
         ]
     )
