@@ -1,0 +1,3 @@
+from metrics_server.main import main
+
+main()
