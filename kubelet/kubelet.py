@@ -12,7 +12,9 @@ loops (heartbeat.py) keep Nodes and Leases fresh.
 Watching pods: with one node the informer asks the server only for its pods
 (`fieldSelector=spec.nodeName=<node>`), as the real kubelet does. With `--nodes N` one field
 selector per node would mean N watches; instead ONE informer watches all pods and indexes them by
-spec.nodeName, and the handlers ignore pods of nodes we do not host.
+spec.nodeName, and the handlers ignore pods of nodes we do not host. The simulated runtime's usage
+model adds one services and one endpoints informer per process, however many nodes (a Service's
+load is spread over its ready endpoints: simusage.py).
 
 A restart is harmless: the informer's first LIST hands us every pod already bound to our nodes;
 their workers adopt what the status says and what the runtime still has (the process runtime's

@@ -104,7 +104,12 @@ def build_app(kubelet: Kubelet) -> Starlette:
 
 def serve(kubelet: Kubelet, host: str, port: int) -> tuple[uvicorn.Server, asyncio.Task[None]]:
     """Start serving; stop with `server.should_exit = True` and await the task."""
-    server = uvicorn.Server(uvicorn.Config(build_app(kubelet), host=host, port=port, log_level="warning"))
+    # An idle connection is closed by the client, not by us: it stays open 120 s, longer than a scraper
+    # keeps one (httpx: 5 s; Go's default transport: 90 s). With uvicorn's default of 5 s, a scraper
+    # polling every 5 s (metrics-server under --classroom) would reuse a connection just as we close
+    # it, and fail with "Server disconnected without sending a response".
+    config = uvicorn.Config(build_app(kubelet), host=host, port=port, log_level="warning", timeout_keep_alive=120)
+    server = uvicorn.Server(config)
     # main() owns SIGTERM/SIGINT; uvicorn must not take them over (it would only stop itself).
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
     return server, asyncio.create_task(server.serve(), name="kubelet-http")

@@ -5,7 +5,7 @@ as the Summary API (`/stats/summary`) and as Prometheus resource metrics (`/metr
 resourcemetrics.py), which metrics-server scrapes. Here a *usage model* chosen by the runtime
 answers, per running container, "core-seconds used since you started, and working set now":
 
-    simulated   simusage.py    a deterministic model, driven by pod annotations
+    simulated   simusage.py    a deterministic model, driven by pod and Service annotations
     process     procusage.py   the real processes, read from /proc
 
 and this module adds containers up into pods and nodes, keeping the counters monotonic as a
