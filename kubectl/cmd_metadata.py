@@ -28,7 +28,7 @@ def split_updates(words: list[str], what: str) -> tuple[list[str], dict[str, str
         if "=" in w:
             k, v = w.split("=", 1)
             setting[k] = v
-        elif w.endswith("-") and len(w) > 1 and "/" not in w[:-1].split(".")[-1]:
+        elif w.endswith("-") and w != "-":  # kubectl's rule: `example.com/load-` too (no name ends in -)
             removing.append(w[:-1])
         else:
             resources.append(w)

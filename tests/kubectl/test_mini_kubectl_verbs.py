@@ -96,6 +96,8 @@ def test_scale_label_annotate_set_image_and_generators(pair: Pair, api: httpx.Cl
         ("annotate", "x=y"),
         ("annotate", "x=z"),
         ("annotate", "x-"),
+        ("annotate", "example.com/load=1"),
+        ("annotate", "example.com/load-"),
     ]
     for verb, *rest in steps:
         real = pair.real(verb, "pod", "twin", *rest, "-n", ns)
