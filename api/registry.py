@@ -191,6 +191,9 @@ _RESOURCES: tuple[ResourceType, ...] = (
         namespaced=False),
     _rt(_RBAC, "v1", "RoleBinding", "rolebindings", "rbac_v1.RoleBinding", "rbac_v1.RoleBindingList"),
     _rt(_RBAC, "v1", "Role", "roles", "rbac_v1.Role", "rbac_v1.RoleList"),
+    # apiregistration.k8s.io/v1: the aggregation layer's table (apiserver/aggregator/)
+    _rt("apiregistration.k8s.io", "v1", "APIService", "apiservices", "apiregistration_v1.APIService",
+        "apiregistration_v1.APIServiceList", namespaced=False, sub=("status",)),
 )
 
 # Subresources: most keep the parent's kind; some speak a kind of their own (from another group).

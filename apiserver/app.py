@@ -29,6 +29,8 @@ from starlette.requests import ClientDisconnect
 from api import errors, registry
 from api.duration import parse_duration
 from apiserver import hpa_v1, storage
+from apiserver.aggregator import proxy as aggregator_proxy
+from apiserver.aggregator import table as aggregator_table
 from apiserver.auth import reviews
 from apiserver.auth.bootstrap import ensure_bootstrap_policy
 from apiserver.auth.security import Security
@@ -144,6 +146,9 @@ def _verb(method: str, info: RequestInfo, request: Request) -> str:
 
 async def dispatch(request: Request, group: str, version: str, path: str) -> Response:
     server: APIServer = request.app.state.server
+    api_service = aggregator_table.backend_for(server, group, version)
+    if api_service is not None:  # another server's group (metrics.k8s.io): authorized, now proxied
+        return await aggregator_proxy.proxy(server, request, api_service)
     segments = [s for s in path.split("/") if s] if path else []
     if not segments:
         if request.method != "GET":
@@ -263,8 +268,8 @@ def _install_routes(app: FastAPI) -> None:
 
     @app.get("/apis", include_in_schema=False)
     @app.get("/apis/", include_in_schema=False)
-    async def api_groups() -> Response:
-        return discovery.api_group_list()
+    async def api_groups(request: Request) -> Response:
+        return discovery.api_group_list(aggregator_table.remote_groups(request.app.state.server))
 
     @app.get("/healthz", include_in_schema=False)
     @app.get("/livez", include_in_schema=False)
@@ -289,7 +294,8 @@ def _install_routes(app: FastAPI) -> None:
     # front.py hands it to `dispatch` directly. What is left here is the group document and a 404
     # Status for every other path.
     async def group_doc(request: Request) -> Response:
-        res = discovery.api_group(request.path_params["group"]) if request.method == "GET" else None
+        remote = aggregator_table.remote_groups(request.app.state.server)
+        res = discovery.api_group(request.path_params["group"], remote) if request.method == "GET" else None
         if res is None:
             raise errors.not_found_path()
         return res

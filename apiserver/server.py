@@ -17,6 +17,8 @@ from api import errors, registry
 from api.registry import ResourceType
 from apiserver import storage
 from apiserver.admission import AdmissionChain, default_chain
+from apiserver.aggregator import availability
+from apiserver.aggregator import local as aggregator_local
 from apiserver.config import ServerConfig
 from apiserver.genericstore import ResourceStore
 from apiserver.metrics import Metrics
@@ -75,7 +77,9 @@ class APIServer:
         await asyncio.gather(*(self.cache(rt).start() for rt in registry.all_resources()))
         await self._rebuild_allocators()
         await self._bootstrap()
+        await aggregator_local.register_local(self)
         self._background.append(asyncio.create_task(self._compaction_loop(), name="compaction"))
+        self._background.append(asyncio.create_task(availability.run(self), name="apiservice-availability"))
 
     async def stop(self) -> None:
         for t in self._background:

@@ -42,6 +42,7 @@ _INITIALISMS: dict[str, str] = {
     "cpu": "CPU",
     "ipc": "IPC",
     "pid": "PID",
+    "tls": "TLS",
 }
 
 

@@ -59,18 +59,24 @@ def _group(name: str, versions: list[str]) -> dict[str, Any]:
     return {"name": name, "versions": vs, "preferredVersion": vs[0]}
 
 
-def _all_groups() -> list[tuple[str, list[str]]]:
-    """The registry's groups, and the review groups (apiserver/auth/reviews.py), which store nothing."""
-    return [*((g, list(vs)) for g, vs in registry.groups() if g), *((g, ["v1"]) for g in REVIEW_RESOURCES)]
+Groups = list[tuple[str, list[str]]]
 
 
-def api_group_list() -> Response:
-    groups = [_group(g, vs) for g, vs in _all_groups()]
+def _all_groups(remote: Groups) -> Groups:
+    """The registry's groups, the review groups (apiserver/auth/reviews.py), which store nothing,
+    and the groups other servers serve through the aggregation layer (apiserver/aggregator/)."""
+    local = [*((g, list(vs)) for g, vs in registry.groups() if g), *((g, ["v1"]) for g in REVIEW_RESOURCES)]
+    names = {g for g, _ in local}
+    return local + [(g, vs) for g, vs in remote if g not in names]
+
+
+def api_group_list(remote: Groups | None = None) -> Response:
+    groups = [_group(g, vs) for g, vs in _all_groups(remote or [])]
     return json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 
 
-def api_group(group: str) -> Response | None:
-    for g, vs in _all_groups():
+def api_group(group: str, remote: Groups | None = None) -> Response | None:
+    for g, vs in _all_groups(remote or []):
         if g == group:
             return json_response({"kind": "APIGroup", "apiVersion": "v1", **_group(g, vs)})
     return None

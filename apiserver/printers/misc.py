@@ -105,6 +105,24 @@ def hpa_cells(hpa: dict[str, Any], now: datetime) -> Cells:
     ]
 
 
+def api_service_cells(svc: dict[str, Any], now: datetime) -> Cells:
+    """kube-aggregator's columns: the backing Service ("Local" when the API server serves the
+    group itself) and Available, with the reason when it is not True."""
+    ref = dig(svc, "spec", "service")
+    service = f"{ref.get('namespace', '')}/{ref.get('name', '')}" if isinstance(ref, dict) else "Local"
+    available = "Unknown"
+    for cond in items(svc, "status", "conditions"):
+        if cond.get("type") == "Available":
+            status = str(cond.get("status", "Unknown"))
+            available = status if status == "True" else f"{status} ({cond.get('reason', '')})"
+    return [
+        dig(svc, "metadata", "name", default=""),
+        service,
+        available,
+        translate_timestamp_since(dig(svc, "metadata", "creationTimestamp"), now),
+    ]
+
+
 def lease_cells(lease: dict[str, Any], now: datetime) -> Cells:
     return [
         dig(lease, "metadata", "name", default=""),
@@ -152,6 +170,15 @@ def _binding_columns(kind: str) -> tuple[Column, ...]:
 
 
 PRINTERS = {
+    "apiservices.apiregistration.k8s.io": TablePrinter(
+        (
+            NAME,
+            Column("Service", description="The backing service for this API group."),
+            Column("Available", description="Whether this service is available."),
+            AGE,
+        ),
+        api_service_cells,
+    ),
     "horizontalpodautoscalers.autoscaling": TablePrinter(
         (
             NAME,

@@ -21,6 +21,7 @@ from apiserver.registry.defaults.core import (
     default_service,
 )
 from apiserver.registry.defaults.newkinds import (
+    default_api_service,
     default_endpoint_slice,
     default_network_policy,
     default_persistent_volume,
@@ -84,6 +85,7 @@ DEFAULTERS: dict[str, Defaulter] = {
     "priorityclasses.scheduling.k8s.io": default_priority_class,
     "networkpolicies.networking.k8s.io": default_network_policy,
     "endpointslices.discovery.k8s.io": default_endpoint_slice,
+    "apiservices.apiregistration.k8s.io": default_api_service,
 }
 
 

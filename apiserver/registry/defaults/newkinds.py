@@ -8,6 +8,7 @@
 - PriorityClass: `preemptionPolicy: PreemptLowerPriority`.
 - NetworkPolicy: `policyTypes` is Ingress, plus Egress when egress rules are given; ports TCP.
 - Ingress: a path's backend has no defaults; IngressClass none.
+- APIService: a Service reference's `port` is 443.
 - PodDisruptionBudget: none in policy/v1 (the unhealthy-pod policy stays unset = IfHealthyBudget).
 """
 
@@ -62,3 +63,9 @@ def default_endpoint_slice(obj: Obj) -> None:
         if isinstance(port, dict):
             port.setdefault("name", "")
             port.setdefault("protocol", "TCP")
+
+
+def default_api_service(obj: Obj) -> None:
+    service = (obj.get("spec") or {}).get("service")
+    if isinstance(service, dict):
+        service.setdefault("port", 443)

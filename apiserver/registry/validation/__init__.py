@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from api.errors import FieldError
+from apiserver.registry.validation.apiregistration import validate_api_service
 from apiserver.registry.validation.batch import (
     validate_cron_job_spec,
     validate_job_spec,
@@ -61,6 +62,7 @@ Errors = list[FieldError]
 CLUSTER_SCOPED = {
     "nodes", "namespaces", "clusterroles.rbac.authorization.k8s.io",
     "clusterrolebindings.rbac.authorization.k8s.io",
+    "apiservices.apiregistration.k8s.io",
     *NEW_CLUSTER_SCOPED,
 }
 
@@ -72,6 +74,7 @@ _NAME_VALIDATORS: dict[str, NameValidator] = {
     "clusterroles.rbac.authorization.k8s.io": name_is_path_segment,
     "rolebindings.rbac.authorization.k8s.io": name_is_path_segment,
     "clusterrolebindings.rbac.authorization.k8s.io": name_is_path_segment,
+    "apiservices.apiregistration.k8s.io": name_is_path_segment,
 }
 
 
@@ -114,6 +117,7 @@ _CREATE: dict[str, Callable[[Obj], Errors]] = {
     "podtemplates": lambda o: _meta("podtemplates", o) + _pod_template(o),
     "leases.coordination.k8s.io": lambda o: _meta("leases.coordination.k8s.io", o) + validate_lease(o),
     "resourcequotas": lambda o: _meta("resourcequotas", o) + validate_resource_quota(o),
+    "apiservices.apiregistration.k8s.io": validate_api_service,  # its name rule needs the spec
 }
 
 
