@@ -75,6 +75,30 @@ def run(
     hostpath_provisioner_root: Annotated[
         str, typer.Option("--hostpath-provisioner-root", help="Where host-path volumes are made (mini-k8s only).")
     ] = "/tmp/hostpath_pv",
+    horizontal_pod_autoscaler_sync_period: Annotated[
+        str, typer.Option("--horizontal-pod-autoscaler-sync-period", help="Look at every HPA this often.")
+    ] = "15s",
+    horizontal_pod_autoscaler_downscale_stabilization: Annotated[
+        str,
+        typer.Option(
+            "--horizontal-pod-autoscaler-downscale-stabilization", help="Scale down to the highest recent proposal."
+        ),
+    ] = "5m0s",
+    horizontal_pod_autoscaler_tolerance: Annotated[
+        float, typer.Option("--horizontal-pod-autoscaler-tolerance", help="Usage/target ratio off 1.0 to act on.")
+    ] = 0.1,
+    horizontal_pod_autoscaler_cpu_initialization_period: Annotated[
+        str,
+        typer.Option(
+            "--horizontal-pod-autoscaler-cpu-initialization-period", help="CPU samples of new pods are distrusted."
+        ),
+    ] = "5m0s",
+    horizontal_pod_autoscaler_initial_readiness_delay: Annotated[
+        str,
+        typer.Option(
+            "--horizontal-pod-autoscaler-initial-readiness-delay", help="Readiness changes of new pods count as start."
+        ),
+    ] = "30s",
     concurrent_rc_syncs: Annotated[int, typer.Option("--concurrent-rc-syncs")] = 5,
     concurrent_replicaset_syncs: Annotated[int, typer.Option("--concurrent-replicaset-syncs")] = 5,
     concurrent_deployment_syncs: Annotated[int, typer.Option("--concurrent-deployment-syncs")] = 5,
@@ -89,6 +113,9 @@ def run(
     concurrent_daemonset_syncs: Annotated[int, typer.Option("--concurrent-daemonset-syncs")] = 2,
     concurrent_statefulset_syncs: Annotated[int, typer.Option("--concurrent-statefulset-syncs")] = 5,
     concurrent_resource_quota_syncs: Annotated[int, typer.Option("--concurrent-resource-quota-syncs")] = 5,
+    concurrent_horizontal_pod_autoscaler_syncs: Annotated[
+        int, typer.Option("--concurrent-horizontal-pod-autoscaler-syncs")
+    ] = 5,
     informer_backoff_max: Annotated[
         str, typer.Option("--informer-backoff-max", help="Cap on watch reconnect back-off.")
     ] = "30s",
@@ -125,6 +152,17 @@ def run(
             terminated_pod_gc_threshold=terminated_pod_gc_threshold,
             pvclaimbinder_sync_period=parse_duration(pvclaimbinder_sync_period),
             enable_hostpath_provisioner=enable_hostpath_provisioner,
+            horizontal_pod_autoscaler_sync_period=parse_duration(horizontal_pod_autoscaler_sync_period),
+            horizontal_pod_autoscaler_downscale_stabilization=parse_duration(
+                horizontal_pod_autoscaler_downscale_stabilization
+            ),
+            horizontal_pod_autoscaler_tolerance=horizontal_pod_autoscaler_tolerance,
+            horizontal_pod_autoscaler_cpu_initialization_period=parse_duration(
+                horizontal_pod_autoscaler_cpu_initialization_period
+            ),
+            horizontal_pod_autoscaler_initial_readiness_delay=parse_duration(
+                horizontal_pod_autoscaler_initial_readiness_delay
+            ),
             hostpath_provisioner_root=hostpath_provisioner_root,
             concurrent_syncs={
                 "replicationcontroller": concurrent_rc_syncs,
@@ -140,6 +178,7 @@ def run(
                 "daemonset": concurrent_daemonset_syncs,
                 "statefulset": concurrent_statefulset_syncs,
                 "resourcequota": concurrent_resource_quota_syncs,
+                "horizontalpodautoscaling": concurrent_horizontal_pod_autoscaler_syncs,
             },
             max_endpoints_per_slice=max_endpoints_per_slice,
             informer_backoff_max=parse_duration(informer_backoff_max),

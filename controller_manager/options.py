@@ -50,6 +50,14 @@ class ManagerOptions:
     pvclaimbinder_sync_period: float = 15.0
     enable_hostpath_provisioner: bool = False
     hostpath_provisioner_root: str = "/tmp/hostpath_pv"
+    # horizontal pod autoscaler: how often every HPA is looked at, how long a scale-down waits for
+    # the highest recent recommendation, how far from the target usage counts as "on target", and
+    # for how long a starting pod's CPU samples are not trusted
+    horizontal_pod_autoscaler_sync_period: float = 15.0
+    horizontal_pod_autoscaler_downscale_stabilization: float = 300.0
+    horizontal_pod_autoscaler_tolerance: float = 0.1
+    horizontal_pod_autoscaler_cpu_initialization_period: float = 300.0
+    horizontal_pod_autoscaler_initial_readiness_delay: float = 30.0
     # how many keys each controller reconciles at once (--concurrent-<name>-syncs)
     concurrent_syncs: dict[str, int] = field(default_factory=dict)
     # endpointslice controller: endpoints per slice (--max-endpoints-per-slice)

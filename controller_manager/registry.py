@@ -38,6 +38,7 @@ CONTROLLERS: dict[str, str] = {
     "persistentvolume-binder": "controller_manager.controllers.persistentvolume:PersistentVolumeController",
     "pvc-protection": "controller_manager.controllers.storage_protection:PVCProtectionController",
     "pv-protection": "controller_manager.controllers.storage_protection:PVProtectionController",
+    "horizontalpodautoscaling": "controller_manager.controllers.horizontalpodautoscaler:HorizontalController",
 }
 # Controllers that need a file to do anything: without the flag they are skipped with a log line,
 # as kube-controller-manager skips serviceaccount-token when it has no private key.
@@ -64,7 +65,6 @@ NOT_IMPLEMENTED = {
     "ephemeral-volume",
     "clusterrole-aggregation",
     "endpointslicemirroring",
-    "horizontalpodautoscaling",
 }
 
 
