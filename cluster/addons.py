@@ -1,4 +1,5 @@
-"""What a fresh cluster holds besides its components: the default StorageClass.
+"""What a fresh cluster holds besides its components: the default StorageClass, and the
+metrics API's registration when metrics-server runs (metrics_addon.py).
 
 A real cluster ships with a few objects its installer creates (minikube's "default-storageclass"
 addon, kind's `standard` class), so that a textbook's PersistentVolumeClaim without a class is
@@ -14,6 +15,7 @@ from typing import Any
 
 from api.errors import AlreadyExistsError
 from client import RESTClient
+from cluster.metrics_addon import ensure_metrics_api
 
 DEFAULT_STORAGE_CLASS: dict[str, Any] = {
     "apiVersion": "storage.k8s.io/v1",
@@ -29,10 +31,14 @@ DEFAULT_STORAGE_CLASS: dict[str, Any] = {
 }
 
 
-async def ensure_addons(api: RESTClient) -> list[str]:
+async def ensure_addons(api: RESTClient, metrics_server_port: int = 0) -> list[str]:
     """Create what is missing; returns a line for each object created."""
+    lines = []
     try:
         await api.create("storageclasses.storage.k8s.io", DEFAULT_STORAGE_CLASS)
+        lines.append('StorageClass "standard" (default): claims without a class get a host-path volume')
     except AlreadyExistsError:
-        return []
-    return ['StorageClass "standard" (default): claims without a class get a host-path volume']
+        pass
+    if metrics_server_port:
+        lines += await ensure_metrics_api(api, metrics_server_port)
+    return lines

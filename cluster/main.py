@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cluster.classroom import CLASSROOM, apiserver_args_with_preset
+from cluster.classroom import CLASSROOM, apiserver_args_with_preset, controller_manager_args_with_preset
 from cluster.plan import ClusterOptions
 from cluster.ports import kubelet_ports, port_free
 from cluster.processes import remove_containers, stop_all
@@ -63,6 +63,12 @@ def up(
         int, typer.Option("--dns-port", help="The cluster DNS (UDP and TCP); 0: none.")
     ] = 10053,
     dns_health_port: Annotated[int, typer.Option("--dns-health-port", help="The cluster DNS's /healthz.")] = 10054,
+    metrics_server_port: Annotated[
+        int, typer.Option("--metrics-server-port", help="metrics-server (kubectl top, the HPA); 0: none.")
+    ] = 10260,
+    metric_resolution: Annotated[
+        Duration, typer.Option("--metric-resolution", help="How often metrics-server scrapes the kubelets [15s].")
+    ] = None,
     kubelet_port: Annotated[
         int, typer.Option("--kubelet-port", help="node-1's; the others the next free.")
     ] = 10250,
@@ -87,6 +93,7 @@ def up(
     controller_manager_arg: Annotated[list[str] | None, typer.Option("--kube-controller-manager-arg")] = None,
     scheduler_arg: Annotated[list[str] | None, typer.Option("--kube-scheduler-arg")] = None,
     kubelet_arg: Annotated[list[str] | None, typer.Option("--kubelet-arg")] = None,
+    metrics_server_arg: Annotated[list[str] | None, typer.Option("--metrics-server-arg")] = None,
     kubeconfig: Annotated[
         str,
         typer.Option(
@@ -103,7 +110,8 @@ def up(
     classroom: Annotated[
         bool,
         typer.Option(
-            "--classroom", help="Lab timings: a dead node is noticed in 10 s, its pods move 5 s later (make up)."
+            "--classroom",
+            help="Lab timings: a dead node is noticed in 10 s, its pods move 5 s later, the HPA acts in seconds.",
         ),
     ] = False,
 ) -> None:
@@ -119,6 +127,8 @@ def up(
         if unreachable_toleration is None:
             unreachable_toleration = p.default_unreachable_toleration_seconds
         apiserver_arg = apiserver_args_with_preset(apiserver_arg or [], p)
+        controller_manager_arg = controller_manager_args_with_preset(controller_manager_arg or [], p)
+        metric_resolution = metric_resolution or p.metric_resolution
     if runtime not in ("simulated", "process"):
         _fail(f"invalid --runtime {runtime!r}: must be simulated or process")
     path = data_dir_path(data_dir)
@@ -133,6 +143,8 @@ def up(
     if dns_port:
         wanted.append(("--dns-port", dns_port, "the cluster DNS", "127.0.0.1"))
         wanted.append(("--dns-health-port", dns_health_port, "the cluster DNS's /healthz", "127.0.0.1"))
+    if metrics_server_port:
+        wanted.append(("--metrics-server-port", metrics_server_port, "metrics-server", "127.0.0.1"))
     if nodes:
         wanted.append(("--kubelet-port", kubelet_port, "node-1's kubelet", "127.0.0.1"))
     taken = _refuse_busy_ports(wanted)
@@ -148,6 +160,8 @@ def up(
         scheduler_port=scheduler_port,
         dns_port=dns_port,
         dns_health_port=dns_health_port,
+        metrics_server_port=metrics_server_port,
+        metric_resolution=metric_resolution or ClusterOptions.metric_resolution,
         kubelet_ports=kubelet_ports(kubelet_port, nodes, reserved=taken) if nodes else [],
         node_monitor_period=node_monitor_period,
         node_monitor_grace_period=node_monitor_grace_period,
@@ -165,6 +179,7 @@ def up(
         controller_manager_args=controller_manager_arg or [],
         scheduler_args=scheduler_arg or [],
         kubelet_args=kubelet_arg or [],
+        metrics_server_args=metrics_server_arg or [],
     )
     path.mkdir(parents=True, exist_ok=True)
     from cluster.up import run_up  # imports the client library: only `up` and `status` need it

@@ -11,6 +11,8 @@ Ports (each must be free; `up` refuses to start otherwise):
 - API server: `--port` (8080, the old insecure port that kubectl falls back to);
 - controller-manager 10252 and scheduler 10251 (their historical /healthz ports);
 - the cluster DNS (`mini-cluster-dns`) on `--dns-port` 10053 (UDP and TCP), /healthz on 10054;
+- metrics-server (`mini-metrics-server`) on `--metrics-server-port` 10260, reached by the API
+  server's aggregation layer through the APIService `v1beta1.metrics.k8s.io` (cluster/addons.py);
 - kubelets: node-1 on `--kubelet-port` (10250), the others on the next free ports above it,
   skipping the ports above. Each kubelet reports InternalIP 127.0.0.1 and its own port in
   `status.daemonEndpoints`, so `kubectl logs` through the API server reaches the right one.
@@ -31,6 +33,7 @@ MODULES = {
     "scheduler": "scheduler",
     "kubelet": "kubelet",
     "cluster-dns": "cluster_dns",
+    "metrics-server": "metrics_server",
 }
 
 
@@ -68,6 +71,8 @@ class ClusterOptions:
     scheduler_port: int = 10251
     dns_port: int = 10053  # 0: no cluster DNS
     dns_health_port: int = 10054
+    metrics_server_port: int = 10260  # 0: no metrics-server (and no metrics API)
+    metric_resolution: str = "15s"  # what metrics-server's own manifest sets (its flag defaults to 60s)
     kubelet_ports: list[int] = field(default_factory=list)  # one per node (see ports.py)
     # controller-manager
     node_monitor_period: str | None = None
@@ -90,6 +95,7 @@ class ClusterOptions:
     controller_manager_args: list[str] = field(default_factory=list)
     scheduler_args: list[str] = field(default_factory=list)
     kubelet_args: list[str] = field(default_factory=list)
+    metrics_server_args: list[str] = field(default_factory=list)
 
     @property
     def pki_dir(self) -> Path:
@@ -205,6 +211,17 @@ def plan(opts: ClusterOptions) -> list[Component]:
     if opts.dns_port:
         dns_args = [*master, "--port", str(opts.dns_port), "--health-port", str(opts.dns_health_port)]
         components.append(Component("cluster-dns", "cluster-dns", (*dns_args, *verbose), opts.dns_health_port))
+
+    if opts.metrics_server_port:
+        ms_args = [*master, "--port", str(opts.metrics_server_port), "--metric-resolution", opts.metric_resolution]
+        components.append(
+            Component(
+                "metrics-server",
+                "metrics-server",
+                (*ms_args, *verbose, *_split_extra(opts.metrics_server_args)),
+                opts.metrics_server_port,
+            )
+        )
 
     if len(opts.kubelet_ports) < opts.nodes:
         raise ValueError(f"need {opts.nodes} kubelet ports, got {len(opts.kubelet_ports)}")

@@ -32,7 +32,7 @@ from pathlib import Path
 from cluster.plan import Component
 
 # Stop order: kubelets first, then the controllers and the scheduler, the API server last.
-_TIER = {"kubelet": 0, "scheduler": 1, "controller-manager": 1, "cluster-dns": 1, "apiserver": 2}
+_TIER = {"kubelet": 0, "scheduler": 1, "controller-manager": 1, "cluster-dns": 1, "metrics-server": 1, "apiserver": 2}
 
 
 def _load_libc() -> ctypes.CDLL | None:

@@ -1,7 +1,8 @@
 """`mini-k8s up`: start the processes of plan.py in order and watch them come up.
 
     1. API server          start it, wait for /readyz, then write the kubeconfig context
-    2. everything else     controller-manager, scheduler and one kubelet per node, all at once
+    2. everything else     controller-manager, scheduler, cluster DNS, metrics-server and one
+                           kubelet per node, all at once
     3. wait                /healthz of the control loops, and every Node Ready
     4. foreground          report any component that exits; Ctrl-C/SIGTERM stops all in order
        --detach            return at once; the PIDs stay in <data-dir>/run for `mini-k8s down`
@@ -142,7 +143,7 @@ async def _bring_up(
         raise StartupError(f"cannot write the kubeconfig: {exc}") from exc
     say(f'✓ kubeconfig: context "{CONTEXT}" written to {path} (now the current context)')
     try:
-        for line in await ensure_addons(prober.api):
+        for line in await ensure_addons(prober.api, sup.opts.metrics_server_port):
             say(f"✓ {line}")
     except (StatusError, ConnectionFailed) as exc:
         raise StartupError(f"cannot create the cluster's default objects: {exc}", api.name) from exc

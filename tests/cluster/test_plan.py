@@ -18,14 +18,15 @@ def every_option_set() -> ClusterOptions:
         node_monitor_period="1s", node_monitor_grace_period="10s", node_status_update_frequency="2s",
         node_lease_duration="8s", pod_startup_delay="0.1", cpu="8", memory="16Gi", max_pods=50,
         default_not_ready_toleration_seconds=30, default_unreachable_toleration_seconds=30, verbosity=1,
-        kubelet_args=["--node-labels=zone=a"],
+        kubelet_args=["--node-labels=zone=a"], metrics_server_port=18260, metric_resolution="5s",
+        metrics_server_args=["--kubelet-request-timeout=3s"],
     )  # fmt: skip
 
 
 def test_plan_is_one_process_per_component_with_distinct_ports_and_pod_cidrs() -> None:
     components = plan(every_option_set())
     assert [c.name for c in components] == [
-        "apiserver", "controller-manager", "scheduler", "cluster-dns",
+        "apiserver", "controller-manager", "scheduler", "cluster-dns", "metrics-server",
         "kubelet-node-1", "kubelet-node-2", "kubelet-node-3",
     ]  # fmt: skip
     assert len({c.port for c in components}) == len(components)
@@ -39,7 +40,16 @@ def test_timing_flags_are_passed_only_when_given() -> None:
     bare = plan(ClusterOptions(data_dir=Path("/tmp/x"), nodes=1, kubelet_ports=[10250]))
     assert all("--node-monitor-grace-period" not in c.args for c in bare)
     full = plan(every_option_set())
-    assert "--node-monitor-grace-period" in full[1].args and "--node-lease-duration" in full[4].args
+    kubelet = next(c for c in full if c.kind == "kubelet")
+    assert "--node-monitor-grace-period" in full[1].args and "--node-lease-duration" in kubelet.args
+
+
+def test_metrics_server_gets_its_port_resolution_and_extra_args_and_port_0_means_none() -> None:
+    ms = next(c for c in plan(every_option_set()) if c.kind == "metrics-server")
+    assert ms.args == ("--master", "http://127.0.0.1:18080", "--port", "18260", "--metric-resolution", "5s",
+                       "-v", "1", "--kubelet-request-timeout=3s")  # fmt: skip
+    none = plan(ClusterOptions(data_dir=Path("/tmp/x"), nodes=1, kubelet_ports=[10250], metrics_server_port=0))
+    assert all(c.kind != "metrics-server" for c in none)
 
 
 def test_kubelet_ports_skip_the_ports_given_to_others() -> None:

@@ -45,6 +45,7 @@ class Cluster:
     kubelet_port: int = field(default_factory=free_port)
     dns_port: int = field(default_factory=free_port)
     dns_health_port: int = field(default_factory=free_port)
+    metrics_port: int = field(default_factory=free_port)
 
     @property
     def url(self) -> str:
@@ -61,6 +62,7 @@ class Cluster:
             "--controller-manager-port", str(self.cm_port), "--scheduler-port", str(self.sched_port),
             "--kubelet-port", str(self.kubelet_port), "--timeout", "45",
             "--dns-port", str(self.dns_port), "--dns-health-port", str(self.dns_health_port),
+            "--metrics-server-port", str(self.metrics_port),
             "--pod-startup-delay", "0.1", "--node-status-update-frequency", "2s",
             *extra,
         ]  # fmt: skip
@@ -127,7 +129,8 @@ def test_up_detached_serves_ready_nodes_writes_kubeconfig_down_stops_all_and_a_s
     assert cluster.nodes() == {"node-1": "True", "node-2": "True"}
     # every component is its own live process, and logs to its own file
     pids = cluster.pids()
-    names = {"apiserver", "controller-manager", "scheduler", "cluster-dns", "kubelet-node-1", "kubelet-node-2"}
+    names = {"apiserver", "controller-manager", "scheduler", "cluster-dns", "metrics-server", "kubelet-node-1",
+             "kubelet-node-2"}  # fmt: skip
     assert set(pids) == names
     assert all(alive(pid) for pid in pids.values())
     # the cluster DNS answers for the `kubernetes` Service
@@ -213,8 +216,8 @@ def test_foreground_up_stops_every_process_on_sigint(cluster: Cluster, tmp_path:
     try:
         wait_for(lambda: "mini-k8s is up" in out.read_text(), timeout=60, what="up to report the cluster up")
         pids = cluster.pids()
-        # apiserver, controller-manager, scheduler, cluster-dns, one kubelet
-        assert len(pids) == 5 and all(alive(pid) for pid in pids.values())
+        # apiserver, controller-manager, scheduler, cluster-dns, metrics-server, one kubelet
+        assert len(pids) == 6 and all(alive(pid) for pid in pids.values())
         up.send_signal(signal.SIGINT)
         assert up.wait(30) == 0, out.read_text()
     finally:

@@ -102,6 +102,7 @@ def lab_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster
         "--kubelet-port", str(free_port()),
         "--dns-port", str(free_port()),
         "--dns-health-port", str(free_port()),
+        "--metrics-server-port", str(free_port()),
         "--secure-port", str(free_port()),
     ]  # fmt: skip
     up = subprocess.run(
@@ -160,7 +161,7 @@ def test_lab_runs_as_written(lab_path: Path, lab_cluster: LabCluster) -> None:
 
 def test_every_lab_is_listed_in_the_labs_readme() -> None:
     readme = (LAB_DIR / "README.md").read_text()
-    assert [p.name[:2] for p in LABS] == ["01", "02", "03", "04", "05", "06", "07", "08", "11", "12"]
+    assert [p.name[:2] for p in LABS] == ["01", "02", "03", "04", "05", "06", "07", "08", "11", "12", "13"]
     assert all(f"]({p.name})" in readme for p in LABS)
 
 

@@ -25,7 +25,7 @@ def test_down_removes_every_container_process_and_cgroup(tmp_path: Path) -> None
           "--port", str(port), "--nodes", "1", "--controller-manager-port", str(free_port()),
           "--scheduler-port", str(free_port()), "--kubelet-port", str(free_port()), "--timeout", "45",
           "--dns-port", str(free_port()), "--dns-health-port", str(free_port()),
-          "--pod-startup-delay", "0", "--kubeconfig", str(kubeconfig),
+          "--metrics-server-port", str(free_port()), "--pod-startup-delay", "0", "--kubeconfig", str(kubeconfig),
           f"--kubelet-arg=--pod-cidr={random_pod_cidr()}"]  # fmt: skip
     down = [sys.executable, "-m", "cluster", "down", "--data-dir", str(data)]
     out = subprocess.run(up, capture_output=True, text=True, env=env, cwd=REPO, timeout=90)
