@@ -1,4 +1,4 @@
-"""Node maintenance: `cordon`, `uncordon`, `drain`; and `top`, which needs a metrics server.
+"""Node maintenance: `cordon`, `uncordon`, `drain` (`top` is in cmd_top.py).
 
 cordon sets `spec.unschedulable: true` (the scheduler's NodeUnschedulable filter then skips the
 node); uncordon clears it. drain = cordon, then empty the node politely:
@@ -209,31 +209,3 @@ def drain_command(
             s, name, force, ignore_daemonsets, delete_emptydir_data, grace_period, limit, disable_eviction
         )
     )
-
-
-top_app = typer.Typer(help="Display resource (CPU/memory) usage.", no_args_is_help=True)
-app.add_typer(top_app, name="top")
-
-
-async def _no_metrics(s: Session) -> int:
-    # kubectl asks discovery for metrics.k8s.io; mini-k8s has no metrics server, so it is absent.
-    raise CmdError("Metrics API not available")
-
-
-@top_app.command("node")
-@top_app.command("nodes", hidden=True)
-@top_app.command("no", hidden=True)
-def top_node(names: list[str] = typer.Argument(None)) -> None:
-    """Display resource (CPU/memory) usage of nodes (needs the Metrics API)."""
-    run(_no_metrics)
-
-
-@top_app.command("pod")
-@top_app.command("pods", hidden=True)
-@top_app.command("po", hidden=True)
-def top_pod(
-    names: list[str] = typer.Argument(None),
-    all_namespaces: bool = typer.Option(False, "-A", "--all-namespaces"),
-) -> None:
-    """Display resource (CPU/memory) usage of pods (needs the Metrics API)."""
-    run(_no_metrics)

@@ -113,7 +113,7 @@ VERBS = {
     "cordon": "cmd_nodes",
     "uncordon": "cmd_nodes",
     "drain": "cmd_nodes",
-    "top": "cmd_nodes",
+    "top": "cmd_top",
     "rollout": "cmd_rollout",
     "scale": "cmd_scale",
     "patch": "cmd_patch",

@@ -109,3 +109,45 @@ class TableLayout:
 
     def rows(self, table: dict[str, Any]) -> Iterable[list[str]]:
         return (self.row(r) for r in table.get("rows") or [])
+
+
+def tabwrite(text: str, *, minwidth: int = 6, padding: int = 3) -> str:
+    """Go's text/tabwriter over a whole text, as cli-runtime's printers.GetNewTabWriter sets it up
+    (minwidth 6, padding 3, spaces, no flags that matter here).
+
+    Cells end with a tab; the text after a line's last tab is not a column and is never padded.
+    A column's width is decided per *column block*: the run of consecutive lines that have a cell
+    in that column. So a line with fewer cells (a `--sum` row, a node without percentages) ends the
+    blocks of the columns it lacks, and the lines after it are aligned afresh. Every cell of a
+    block, empty ones too, is padded to max(minwidth, widest cell + padding); trailing padding
+    included, which is why kubectl's `top` lines end in spaces.
+    """
+    lines = [line.split("\t") for line in text.split("\n")]
+    out: list[str] = []
+
+    def write(first: int, end: int, widths: list[int]) -> None:
+        for i in range(first, end):
+            cells = lines[i]
+            out.append("".join(c.ljust(widths[j]) if j < len(widths) else c for j, c in enumerate(cells)))
+            if i + 1 < len(lines):
+                out.append("\n")
+
+    def layout(first: int, end: int, widths: list[int]) -> None:
+        column = len(widths)
+        this = first
+        while this < end:
+            if column >= len(lines[this]) - 1:  # no cell in this column: not part of a block
+                this += 1
+                continue
+            write(first, this, widths)  # the lines before the block, with the widths so far
+            first = this
+            width = minwidth
+            while this < end and column < len(lines[this]) - 1:
+                width = max(width, len(lines[this][column]) + padding)
+                this += 1
+            layout(first, this, [*widths, width])  # the block, and its columns further right
+            first = this
+        write(first, end, widths)
+
+    layout(0, len(lines), [])
+    return "".join(out)
