@@ -16,6 +16,7 @@ BRIEF_KEYS = {
     "persistentvolumes", "persistentvolumeclaims", "controllerrevisions.apps", "ingresses.networking.k8s.io",
     "ingressclasses.networking.k8s.io", "networkpolicies.networking.k8s.io", "poddisruptionbudgets.policy",
     "storageclasses.storage.k8s.io", "priorityclasses.scheduling.k8s.io", "endpointslices.discovery.k8s.io",
+    "apiservices.apiregistration.k8s.io",
 }
 
 
@@ -32,7 +33,7 @@ def test_only_nodes_namespaces_and_cluster_rbac_kinds_are_cluster_scoped() -> No
     assert cluster_scoped == {"nodes", "namespaces", "clusterroles.rbac.authorization.k8s.io",
                               "clusterrolebindings.rbac.authorization.k8s.io", "persistentvolumes",
                               "storageclasses.storage.k8s.io", "priorityclasses.scheduling.k8s.io",
-                              "ingressclasses.networking.k8s.io"}
+                              "ingressclasses.networking.k8s.io", "apiservices.apiregistration.k8s.io"}
 
 
 def test_resolve_accepts_short_names_singulars_plurals_and_kinds() -> None:

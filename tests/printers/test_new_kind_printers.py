@@ -22,6 +22,7 @@ NEW_KIND_COLUMNS: dict[str, list[str]] = {
     "poddisruptionbudgets.policy": ["Name", "Min Available", "Max Unavailable", "Allowed Disruptions", "Age"],
     "priorityclasses.scheduling.k8s.io": ["Name", "Value", "Global-Default", "Age", "PreemptionPolicy"],
     "controllerrevisions.apps": ["Name", "Controller", "Revision", "Age"],
+    "apiservices.apiregistration.k8s.io": ["Name", "Service", "Available", "Age"],
 }
 
 
@@ -63,3 +64,13 @@ def test_endpoint_slice_pdb_priority_class_and_revision() -> None:
     rev = {"metadata": {"name": "x", "creationTimestamp": "2023-12-31T23:00:00Z", "ownerReferences": [
         {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "controller": True}]}, "revision": 3}
     assert cells("controllerrevisions.apps", rev)[1:3] == ["StatefulSet.apps/web", 3]
+
+
+def test_api_service_names_its_service_or_local_and_says_why_it_is_unavailable() -> None:
+    local = {"spec": {"group": "apps", "version": "v1"},
+             "status": {"conditions": [{"type": "Available", "status": "True", "reason": "Local"}]}}
+    assert cells("apiservices.apiregistration.k8s.io", local) == ["x", "Local", "True", "60m"]
+    down = {"spec": {"service": {"namespace": "kube-system", "name": "metrics-server"}},
+            "status": {"conditions": [{"type": "Available", "status": "False", "reason": "FailedDiscoveryCheck"}]}}
+    assert cells("apiservices.apiregistration.k8s.io", down) == ["x", "kube-system/metrics-server",
+                                                                 "False (FailedDiscoveryCheck)", "60m"]
