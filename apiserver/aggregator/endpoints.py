@@ -41,10 +41,16 @@ class Unreachable(Exception):
 
 
 async def _get(server: APIServer, key: str, namespace: str, name: str) -> Obj | None:
+    """From the watch cache (every proxied request asks, so no storage round trip), and from
+    storage only when the cache has not seen the object yet: one just created is found."""
     rt = registry.by_key(key)
     assert rt is not None
+    store = server.store(rt)
+    cached = server.cache(rt).objects.get(store.key(namespace, name))
+    if cached is not None:
+        return cached
     try:
-        return await server.store(rt).get(namespace, name)
+        return await store.get(namespace, name)
     except errors.StatusError as exc:
         if exc.code == 404:
             return None
