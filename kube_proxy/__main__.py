@@ -1,0 +1,3 @@
+from kube_proxy.main import main
+
+main()

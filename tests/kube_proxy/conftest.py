@@ -1,0 +1,84 @@
+"""A real cluster whose Services carry packets: API server (its own Service range, 10.112.0.0/16,
+so this proxy's drop rule for unallocated ClusterIPs cannot touch another cluster on the machine),
+scheduler, the controllers behind Deployments and EndpointSlices, a process-runtime kubelet, and
+`mini-kube-proxy` with a table of its own. Needs Linux, root and nft; elsewhere these tests skip."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.runtime.conftest import KUBELET_FAST, Cluster, random_pod_cidr
+from tests.support.apiserver import APIServerProcess
+from tests.support.component import ComponentProcess, free_port, wait_for
+from tests.support.kubectl import kubectl_binary
+
+SERVICE_CIDR = "10.112.0.0/16"
+CLUSTER_CIDR = "10.200.0.0/13"  # every random_pod_cidr() falls in it
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if sys.platform == "linux" and os.geteuid() == 0 and shutil.which("nft"):
+        return
+    skip = pytest.mark.skip(reason="kube-proxy needs Linux, root and nft (Debian: nftables)")
+    for item in items:
+        if "tests/kube_proxy/" in str(item.fspath):
+            item.add_marker(skip)
+
+
+@dataclass
+class ProxyCluster(Cluster):
+    proxy: ComponentProcess | None = None
+    proxy_args: tuple[str, ...] = ()
+    table: str = ""
+
+    def start_proxy(self) -> ComponentProcess:
+        port = free_port()
+        self.proxy = ComponentProcess("kube_proxy", [*self.proxy_args, "--healthz-bind-address", f"127.0.0.1:{port}"],
+                                      health_port=port).start()  # fmt: skip
+        return self.proxy
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyCluster]:
+    apiserver = APIServerProcess(args=["--service-cluster-ip-range", SERVICE_CIDR]).start()
+    node = f"kp-{uuid.uuid4().hex[:6]}"
+    root: Path = tmp_path_factory.mktemp("kubelet-root")
+    sched_port, cm_port, kl_port = free_port(), free_port(), free_port()
+    scheduler = ComponentProcess("scheduler", ["--master", apiserver.url, "--port", str(sched_port)],
+                                 health_port=sched_port).start()  # fmt: skip
+    manager = ComponentProcess("controller_manager", [
+        "--master", apiserver.url, "--port", str(cm_port),
+        "--controllers", "deployment,replicaset,endpoints,endpointslice,serviceaccount"],
+        health_port=cm_port).start()  # fmt: skip
+    args = ["--master", apiserver.url, "--node-name", node, "--port", str(kl_port), "--runtime", "process",
+            "--root-dir", str(root), "--pod-cidr", random_pod_cidr(), *KUBELET_FAST]  # fmt: skip
+    kubelet = ComponentProcess("kubelet", args, health_port=kl_port).start()
+    table = f"mkp-{uuid.uuid4().hex[:6]}"
+    proxy_args = ("--master", apiserver.url, "--cluster-cidr", CLUSTER_CIDR, "--service-cluster-ip-range",
+                  SERVICE_CIDR, "--nftables-table", table, "--min-sync-period", "0s")  # fmt: skip
+    with apiserver.client() as api:
+        c = ProxyCluster(apiserver, api, node, root, kubelet, args, kubectl_binary(), proxy_args=proxy_args,
+                         table=table)  # fmt: skip
+        wait_for(lambda: c.kubectl("get", "node", node).returncode == 0, what="node registered")
+        c.start_proxy()
+        try:
+            yield c
+        finally:
+            c.kubectl("delete", "deployments,pods,services", "--all", "--wait=false")
+            if c.proxy is not None:
+                c.proxy.stop()
+            c.kubelet.stop()
+            scheduler.stop()
+            manager.stop()
+            subprocess.run([sys.executable, "-m", "kubelet.cleanup", "--root-dir", str(root)], check=False,
+                           capture_output=True)  # fmt: skip
+            apiserver.cleanup()
