@@ -22,7 +22,7 @@ import typer
 from cluster.classroom import CLASSROOM, apiserver_args_with_preset, controller_manager_args_with_preset
 from cluster.plan import ClusterOptions
 from cluster.ports import kubelet_ports, port_free
-from cluster.processes import remove_containers, stop_all
+from cluster.processes import remove_containers, remove_proxy_rules, stop_all
 from cluster.state import RunState
 
 app = typer.Typer(
@@ -69,6 +69,9 @@ def up(
     metric_resolution: Annotated[
         Duration, typer.Option("--metric-resolution", help="How often metrics-server scrapes the kubelets [15s].")
     ] = None,
+    kube_proxy_port: Annotated[
+        int, typer.Option("--kube-proxy-port", help="kube-proxy's /healthz (with --runtime process); 0: none.")
+    ] = 10256,
     kubelet_port: Annotated[
         int, typer.Option("--kubelet-port", help="node-1's; the others the next free.")
     ] = 10250,
@@ -94,6 +97,7 @@ def up(
     scheduler_arg: Annotated[list[str] | None, typer.Option("--kube-scheduler-arg")] = None,
     kubelet_arg: Annotated[list[str] | None, typer.Option("--kubelet-arg")] = None,
     metrics_server_arg: Annotated[list[str] | None, typer.Option("--metrics-server-arg")] = None,
+    kube_proxy_arg: Annotated[list[str] | None, typer.Option("--kube-proxy-arg")] = None,
     kubeconfig: Annotated[
         str,
         typer.Option(
@@ -145,6 +149,8 @@ def up(
         wanted.append(("--dns-health-port", dns_health_port, "the cluster DNS's /healthz", "127.0.0.1"))
     if metrics_server_port:
         wanted.append(("--metrics-server-port", metrics_server_port, "metrics-server", "127.0.0.1"))
+    if kube_proxy_port and runtime == "process":
+        wanted.append(("--kube-proxy-port", kube_proxy_port, "kube-proxy's /healthz", "127.0.0.1"))
     if nodes:
         wanted.append(("--kubelet-port", kubelet_port, "node-1's kubelet", "127.0.0.1"))
     taken = _refuse_busy_ports(wanted)
@@ -161,6 +167,7 @@ def up(
         dns_port=dns_port,
         dns_health_port=dns_health_port,
         metrics_server_port=metrics_server_port,
+        kube_proxy_port=kube_proxy_port,
         metric_resolution=metric_resolution or ClusterOptions.metric_resolution,
         kubelet_ports=kubelet_ports(kubelet_port, nodes, reserved=taken) if nodes else [],
         node_monitor_period=node_monitor_period,
@@ -180,6 +187,7 @@ def up(
         scheduler_args=scheduler_arg or [],
         kubelet_args=kubelet_arg or [],
         metrics_server_args=metrics_server_arg or [],
+        kube_proxy_args=kube_proxy_arg or [],
     )
     path.mkdir(parents=True, exist_ok=True)
     from cluster.up import run_up  # imports the client library: only `up` and `status` need it
@@ -200,6 +208,7 @@ def down(
         return
     stop_all(state.running(), timeout=stop_timeout, report=typer.echo)
     remove_containers(path, report=typer.echo)
+    remove_proxy_rules(state.components, report=typer.echo)
     state.clear()
     typer.echo(f"mini-k8s stopped (data kept in {path})")
 

@@ -13,11 +13,15 @@ Ports (each must be free; `up` refuses to start otherwise):
 - the cluster DNS (`mini-cluster-dns`) on `--dns-port` 10053 (UDP and TCP), /healthz on 10054;
 - metrics-server (`mini-metrics-server`) on `--metrics-server-port` 10260, reached by the API
   server's aggregation layer through the APIService `v1beta1.metrics.k8s.io` (cluster/addons.py);
+- with `--runtime process`, `mini-kube-proxy` with its /healthz on `--kube-proxy-port` 10256: one
+  for the machine, since every node shares the host's network stack (kube_proxy/main.py says
+  more); the simulated runtime's pods have no network for it to reach, so it is not started there;
 - kubelets: node-1 on `--kubelet-port` (10250), the others on the next free ports above it,
   skipping the ports above. Each kubelet reports InternalIP 127.0.0.1 and its own port in
   `status.daemonEndpoints`, so `kubectl logs` through the API server reaches the right one.
 
-Pod networks: node-i gets `--pod-cidr 10.244.<i-1>.0/24`, so pod IPs are unique cluster-wide.
+Pod networks: node-i gets `--pod-cidr 10.244.<i-1>.0/24`, so pod IPs are unique cluster-wide, all
+inside CLUSTER_CIDR, which kube-proxy is told (clients outside it are masqueraded).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ MODULES = {
     "kubelet": "kubelet",
     "cluster-dns": "cluster_dns",
     "metrics-server": "metrics_server",
+    "kube-proxy": "kube_proxy",
 }
 
 
@@ -72,6 +77,7 @@ class ClusterOptions:
     dns_port: int = 10053  # 0: no cluster DNS
     dns_health_port: int = 10054
     metrics_server_port: int = 10260  # 0: no metrics-server (and no metrics API)
+    kube_proxy_port: int = 10256  # its /healthz; 0: no kube-proxy (it runs only with the process runtime)
     metric_resolution: str = "15s"  # what metrics-server's own manifest sets (its flag defaults to 60s)
     kubelet_ports: list[int] = field(default_factory=list)  # one per node (see ports.py)
     # controller-manager
@@ -96,6 +102,7 @@ class ClusterOptions:
     scheduler_args: list[str] = field(default_factory=list)
     kubelet_args: list[str] = field(default_factory=list)
     metrics_server_args: list[str] = field(default_factory=list)
+    kube_proxy_args: list[str] = field(default_factory=list)
 
     @property
     def pki_dir(self) -> Path:
@@ -128,6 +135,9 @@ def pod_cidr(index: int) -> str:
     --cluster-cidr 10.244.0.0/14). Pinned, because kubelet *processes* that start in the same
     instant would otherwise each pick the lowest free range - the same one."""
     return f"{ipaddress.ip_address('10.244.0.0') + 256 * index}/24"
+
+
+CLUSTER_CIDR = "10.244.0.0/14"  # the kubelet's default --cluster-cidr; every pod_cidr() is inside
 
 
 def _optional(flag: str, value: object) -> list[str]:
@@ -222,6 +232,12 @@ def plan(opts: ClusterOptions) -> list[Component]:
                 opts.metrics_server_port,
             )
         )
+
+    if opts.kube_proxy_port and opts.runtime == "process":
+        health = f"127.0.0.1:{opts.kube_proxy_port}"
+        kp_args = [*master, "--cluster-cidr", CLUSTER_CIDR, "--healthz-bind-address", health]
+        kp_args += [*verbose, *_split_extra(opts.kube_proxy_args)]
+        components.append(Component("kube-proxy", "kube-proxy", tuple(kp_args), opts.kube_proxy_port))
 
     if len(opts.kubelet_ports) < opts.nodes:
         raise ValueError(f"need {opts.nodes} kubelet ports, got {len(opts.kubelet_ports)}")

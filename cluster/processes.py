@@ -28,11 +28,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from cluster.plan import Component
 
 # Stop order: kubelets first, then the controllers and the scheduler, the API server last.
-_TIER = {"kubelet": 0, "scheduler": 1, "controller-manager": 1, "cluster-dns": 1, "metrics-server": 1, "apiserver": 2}
+_TIER = {"kubelet": 0, "kube-proxy": 1, "scheduler": 1, "controller-manager": 1, "cluster-dns": 1, "metrics-server": 1, "apiserver": 2}
 
 
 def _load_libc() -> ctypes.CDLL | None:
@@ -180,3 +181,15 @@ def remove_containers(data_dir: Path, report: Callable[[str], None] | None = Non
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if report:
             report(f"{root.name}: {(done.stdout or done.stderr).strip()}")
+
+
+def remove_proxy_rules(components: list[dict[str, Any]], report: Callable[[str], None] | None = None) -> None:
+    """After kube-proxy stopped: its own exit removes its nftables table and undoes its sysctls and
+    routes, but a SIGKILL skips that, so `down` runs `mini-kube-proxy --cleanup` (its default table)."""
+    for c in components:
+        if c.get("kind") != "kube-proxy":
+            continue
+        done = subprocess.run([sys.executable, "-m", "kube_proxy", "--cleanup"], capture_output=True, text=True,
+                              check=False)  # fmt: skip
+        if report and done.returncode != 0:
+            report(f"kube-proxy cleanup: {(done.stderr or done.stdout).strip()}")

@@ -19,14 +19,15 @@ def every_option_set() -> ClusterOptions:
         node_lease_duration="8s", pod_startup_delay="0.1", cpu="8", memory="16Gi", max_pods=50,
         default_not_ready_toleration_seconds=30, default_unreachable_toleration_seconds=30, verbosity=1,
         kubelet_args=["--node-labels=zone=a"], metrics_server_port=18260, metric_resolution="5s",
-        metrics_server_args=["--kubelet-request-timeout=3s"],
+        metrics_server_args=["--kubelet-request-timeout=3s"], runtime="process", kube_proxy_port=18256,
+        kube_proxy_args=["--masquerade-all"],
     )  # fmt: skip
 
 
 def test_plan_is_one_process_per_component_with_distinct_ports_and_pod_cidrs() -> None:
     components = plan(every_option_set())
     assert [c.name for c in components] == [
-        "apiserver", "controller-manager", "scheduler", "cluster-dns", "metrics-server",
+        "apiserver", "controller-manager", "scheduler", "cluster-dns", "metrics-server", "kube-proxy",
         "kubelet-node-1", "kubelet-node-2", "kubelet-node-3",
     ]  # fmt: skip
     assert len({c.port for c in components}) == len(components)
@@ -50,6 +51,19 @@ def test_metrics_server_gets_its_port_resolution_and_extra_args_and_port_0_means
                        "-v", "1", "--kubelet-request-timeout=3s")  # fmt: skip
     none = plan(ClusterOptions(data_dir=Path("/tmp/x"), nodes=1, kubelet_ports=[10250], metrics_server_port=0))
     assert all(c.kind != "metrics-server" for c in none)
+
+
+def test_kube_proxy_runs_once_with_the_process_runtime_and_knows_the_pod_range() -> None:
+    proxy = [c for c in plan(every_option_set()) if c.kind == "kube-proxy"]
+    assert len(proxy) == 1  # one per machine: the nodes share its network stack
+    assert proxy[0].args == ("--master", "http://127.0.0.1:18080", "--cluster-cidr", "10.244.0.0/14",
+                             "--healthz-bind-address", "127.0.0.1:18256", "-v", "1", "--masquerade-all")  # fmt: skip
+    assert proxy[0].port == 18256
+    simulated = plan(ClusterOptions(data_dir=Path("/tmp/x"), nodes=1, kubelet_ports=[10250]))
+    assert all(c.kind != "kube-proxy" for c in simulated)  # its pods have no network to proxy to
+    off = plan(ClusterOptions(data_dir=Path("/tmp/x"), nodes=1, kubelet_ports=[10250], runtime="process",
+                              kube_proxy_port=0))  # fmt: skip
+    assert all(c.kind != "kube-proxy" for c in off)
 
 
 def test_kubelet_ports_skip_the_ports_given_to_others() -> None:

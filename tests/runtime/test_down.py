@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,8 @@ def test_down_removes_every_container_process_and_cgroup(tmp_path: Path) -> None
           "--port", str(port), "--nodes", "1", "--controller-manager-port", str(free_port()),
           "--scheduler-port", str(free_port()), "--kubelet-port", str(free_port()), "--timeout", "45",
           "--dns-port", str(free_port()), "--dns-health-port", str(free_port()),
-          "--metrics-server-port", str(free_port()), "--pod-startup-delay", "0", "--kubeconfig", str(kubeconfig),
+          "--metrics-server-port", str(free_port()), "--kube-proxy-port", str(free_port()),
+          "--pod-startup-delay", "0", "--kubeconfig", str(kubeconfig),
           f"--kubelet-arg=--pod-cidr={random_pod_cidr()}"]  # fmt: skip
     down = [sys.executable, "-m", "cluster", "down", "--data-dir", str(data)]
     out = subprocess.run(up, capture_output=True, text=True, env=env, cwd=REPO, timeout=90)
@@ -51,6 +53,12 @@ def test_down_removes_every_container_process_and_cgroup(tmp_path: Path) -> None
         bridge = json.loads((node_root / "bridge").read_text())["bridge"]
         network = [Path(f"/var/run/netns/mk-{uid}"), Path(f"/sys/class/net/{veth}"), Path(f"/sys/class/net/{bridge}")]
         assert all(p.exists() for p in network)
+        table = subprocess.run(["nft", "list", "table", "ip", "mini-kube-proxy"], capture_output=True, text=True)
+        assert "rules for mini-kube-proxy" in table.stdout, table.stderr
+        # a kube-proxy killed outright cannot remove its table: `down` must
+        proxy = next(c for c in json.loads((data / "run" / "cluster.json").read_text())["components"]
+                     if c["kind"] == "kube-proxy")  # fmt: skip
+        os.kill(proxy["pid"], signal.SIGKILL)
     finally:
         stopped = subprocess.run(down, capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
     assert stopped.returncode == 0, stopped.stderr
@@ -59,3 +67,5 @@ def test_down_removes_every_container_process_and_cgroup(tmp_path: Path) -> None
     left = [line for line in ps.splitlines() if cid in line or str(data) in line]
     left += [str(p) for p in [root / cid, *(r / cid for r in CGROUP_ROOTS), *network] if p.exists()]
     assert left == []
+    tables = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True).stdout
+    assert "table ip mini-kube-proxy" not in tables
