@@ -33,7 +33,8 @@ from typing import Any
 from cluster.plan import Component
 
 # Stop order: kubelets first, then the controllers and the scheduler, the API server last.
-_TIER = {"kubelet": 0, "kube-proxy": 1, "scheduler": 1, "controller-manager": 1, "cluster-dns": 1, "metrics-server": 1, "apiserver": 2}
+_TIER = {"kubelet": 0, "kube-proxy": 1, "scheduler": 1, "controller-manager": 1, "cluster-dns": 1, "metrics-server": 1,
+         "apiserver": 2}  # fmt: skip
 
 
 def _load_libc() -> ctypes.CDLL | None:
