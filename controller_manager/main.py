@@ -15,19 +15,28 @@ import typer
 
 from api import cmdline
 from api.duration import parse_duration
+from controller_manager import registry
+from controller_manager.controllers.servicelb_pool import parse_pool
 from controller_manager.credentials import Credentials
 from controller_manager.options import ManagerOptions
 
 cli = typer.Typer(add_completion=False, help="Runs the control loops: replication, deployment, node lifecycle, GC, …")
 
 Duration = Annotated[str, typer.Option(help="Seconds, or a Go duration such as 40s, 5m, 100ms.")]
+CONTROLLERS_HELP = (
+    "'*' (all on by default), names, '-name' to disable. All controllers: "
+    + ", ".join(sorted(registry.CONTROLLERS))
+    + ". Aliases: "
+    + ", ".join(f"{alias} = {name}" for alias, name in sorted(registry.ALIASES.items()))
+    + "."
+)
 
 
 @cli.command()
 def run(
     master: Annotated[str, typer.Option("--master", help="API server URL (overrides kubeconfig).")] = "",
     kubeconfig: Annotated[str, typer.Option("--kubeconfig")] = "",
-    controllers: Annotated[str, typer.Option("--controllers", help="'*', names, '-name' to disable.")] = "*",
+    controllers: Annotated[str, typer.Option("--controllers", help=CONTROLLERS_HELP)] = "*",
     kube_api_qps: Annotated[float, typer.Option("--kube-api-qps")] = 20.0,
     kube_api_burst: Annotated[int, typer.Option("--kube-api-burst")] = 30,
     port: Annotated[int, typer.Option("--port", help="Serve /healthz, /metrics, /debug here; 0 disables.")] = 10252,
@@ -40,6 +49,13 @@ def run(
     cluster_name: Annotated[
         str, typer.Option("--cluster-name", help="Cluster prefix, e.g. for cloud load balancer names (Service ctrl).")
     ] = "kubernetes",
+    load_balancer_ip_pool: Annotated[
+        str,
+        typer.Option(
+            "--load-balancer-ip-pool",
+            help="CIDR LoadBalancer Services get addresses from (mini-k8s: stands in for the cloud provider).",
+        ),
+    ] = "127.1.0.0/24",
     controller_start_interval: Annotated[
         str, typer.Option("--controller-start-interval", help="Pause between starting controllers.")
     ] = "0s",
@@ -116,6 +132,7 @@ def run(
     concurrent_horizontal_pod_autoscaler_syncs: Annotated[
         int, typer.Option("--concurrent-horizontal-pod-autoscaler-syncs")
     ] = 5,
+    concurrent_service_syncs: Annotated[int, typer.Option("--concurrent-service-syncs")] = 1,
     informer_backoff_max: Annotated[
         str, typer.Option("--informer-backoff-max", help="Cap on watch reconnect back-off.")
     ] = "30s",
@@ -132,6 +149,7 @@ def run(
             address=address,
             profiling=profiling,
             cluster_name=cluster_name,
+            load_balancer_ip_pool=load_balancer_ip_pool,
             controller_start_interval=parse_duration(controller_start_interval),
             root_ca_file=root_ca_file,
             service_account_private_key_file=service_account_private_key_file,
@@ -179,6 +197,7 @@ def run(
                 "statefulset": concurrent_statefulset_syncs,
                 "resourcequota": concurrent_resource_quota_syncs,
                 "horizontalpodautoscaling": concurrent_horizontal_pod_autoscaler_syncs,
+                "service-lb-controller": concurrent_service_syncs,
             },
             max_endpoints_per_slice=max_endpoints_per_slice,
             informer_backoff_max=parse_duration(informer_backoff_max),
@@ -186,9 +205,10 @@ def run(
         )
         if not 1 <= max_endpoints_per_slice <= 1000:
             raise ValueError(f"--max-endpoints-per-slice must be between 1 and 1000, not {max_endpoints_per_slice}")
-        from controller_manager import credentials, registry
+        from controller_manager import credentials
 
         registry.selected(opts.controllers)
+        parse_pool(load_balancer_ip_pool)
         creds = credentials.load(root_ca_file, service_account_private_key_file)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)

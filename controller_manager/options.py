@@ -20,9 +20,13 @@ class ManagerOptions:
     address: str = "0.0.0.0"  # --address / --bind-address: where --port listens
     profiling: bool = True  # /debug/pprof/ on --port
     # Kubernetes prefixes cloud resources with it (the Service controller's load balancer names,
-    # the route controller's routes); mini-k8s has neither controller yet, so it is only carried
-    # in the context, ready for them.
+    # the route controller's routes); mini-k8s has no cloud to name things in, so it is only
+    # carried in the context.
     cluster_name: str = "kubernetes"
+    # mini-k8s only: where service-lb-controller takes LoadBalancer addresses from. It stands in
+    # for the cloud provider kube-controller-manager would ask (--cloud-provider), as kind's and
+    # minikube's load balancer helpers do; network and broadcast addresses are never handed out.
+    load_balancer_ip_pool: str = "127.1.0.0/24"
     controller_start_interval: float = 0.0  # pause (with up to 100% jitter) between controller starts
     # the security controllers: each runs only when its file is given
     root_ca_file: str = ""  # → root-ca-cert-publisher, and ca.crt in token Secrets

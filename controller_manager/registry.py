@@ -3,14 +3,20 @@
 `--controllers` works as in kube-controller-manager: a comma-separated list where `*` means "every
 controller that is on by default", a name turns one on, and `-name` turns one off
 (`--controllers=*,-nodelifecycle`). Controllers are imported by name only when enabled.
+
+Most names are kube-controller-manager's short, older ones (`replicaset`, `endpoints`), which it
+still accepts as aliases. The Service controller goes by its current name, `service-lb-controller`,
+and its old name `service` is accepted as an alias, as Kubernetes does.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+from typing import TYPE_CHECKING
 
-from controller_manager.controller import Controller
+if TYPE_CHECKING:  # importing the registry stays cheap: `--help` lists the names below
+    from controller_manager.controller import Controller
 
 log = logging.getLogger("controller_manager")
 
@@ -39,7 +45,10 @@ CONTROLLERS: dict[str, str] = {
     "pvc-protection": "controller_manager.controllers.storage_protection:PVCProtectionController",
     "pv-protection": "controller_manager.controllers.storage_protection:PVProtectionController",
     "horizontalpodautoscaling": "controller_manager.controllers.horizontalpodautoscaler:HorizontalController",
+    "service-lb-controller": "controller_manager.controllers.servicelb:ServiceController",
 }
+# Other names a controller answers to in --controllers (Kubernetes' ControllerDescriptor aliases).
+ALIASES: dict[str, str] = {"service": "service-lb-controller"}
 # Controllers that need a file to do anything: without the flag they are skipped with a log line,
 # as kube-controller-manager skips serviceaccount-token when it has no private key.
 NEEDS_FLAG: dict[str, tuple[str, str]] = {
@@ -58,7 +67,6 @@ NOT_IMPLEMENTED = {
     "csrsigning",
     "ttl",
     "route",
-    "service",
     "cloud-node-lifecycle",
     "persistentvolume-expander",
     "attachdetach",
@@ -75,6 +83,8 @@ def selected(spec: list[str]) -> list[str]:
         for item in (s.strip() for s in raw.split(",")):
             if not item:
                 continue
+            off, name = ("-", item[1:]) if item.startswith("-") else ("", item)
+            item = off + ALIASES.get(name, name)
             if item == "*":
                 wanted |= {n for n in CONTROLLERS if n not in DISABLED_BY_DEFAULT}
             elif item.startswith("-"):
