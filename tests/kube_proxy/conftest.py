@@ -23,6 +23,7 @@ from tests.support.kubectl import kubectl_binary
 
 SERVICE_CIDR = "10.112.0.0/16"
 CLUSTER_CIDR = "10.200.0.0/13"  # every random_pod_cidr() falls in it
+LB_POOL = "127.1.77.0/24"  # not the default pool, which another cluster on this machine may hand out
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -57,7 +58,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyCluster]:
                                  health_port=sched_port).start()  # fmt: skip
     manager = ComponentProcess("controller_manager", [
         "--master", apiserver.url, "--port", str(cm_port),
-        "--controllers", "deployment,replicaset,endpoints,endpointslice,serviceaccount"],
+        "--controllers", "deployment,replicaset,endpoints,endpointslice,serviceaccount,service-lb-controller",
+        "--load-balancer-ip-pool", LB_POOL],
         health_port=cm_port).start()  # fmt: skip
     args = ["--master", apiserver.url, "--node-name", node, "--port", str(kl_port), "--runtime", "process",
             "--root-dir", str(root), "--pod-cidr", random_pod_cidr(), *KUBELET_FAST]  # fmt: skip

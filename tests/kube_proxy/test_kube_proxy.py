@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.kube_proxy.conftest import SERVICE_CIDR, ProxyCluster
+from tests.kube_proxy.conftest import LB_POOL, SERVICE_CIDR, ProxyCluster
 from tests.runtime.test_process_runtime import apply
 from tests.support.component import wait_for
 
@@ -117,6 +117,22 @@ def test_node_port_answers_on_the_node_address_and_loopback(cluster: ProxyCluste
     gateway = str(ipaddress.ip_network(node["spec"]["podCIDR"]).network_address + 1)
     seen = {served_by(f"http://{addr}:{port}/") for addr in ("127.0.0.1", gateway) for _ in range(30)}
     assert seen == pod_names(cluster, name)
+
+
+def test_a_load_balancer_service_answers_on_its_external_ip(cluster: ProxyCluster) -> None:
+    name = unique("lb")
+    web(cluster, name, replicas=2, service={"type": "LoadBalancer"})
+
+    def external_ip() -> str | None:
+        svc = cluster.api.get(f"/api/v1/namespaces/default/services/{name}").json()
+        ingress = (svc.get("status") or {}).get("loadBalancer", {}).get("ingress") or []
+        return ingress[0]["ip"] if ingress else None
+
+    ip = wait_for(external_ip, timeout=20, what="an EXTERNAL-IP from the service-lb-controller")
+    assert ipaddress.ip_address(ip) in ipaddress.ip_network(LB_POOL)
+    wait_served(f"http://{ip}/")
+    assert {served_by(f"http://{ip}/") for _ in range(30)} == pod_names(cluster, name)
+    assert ip in cluster.kubectl("get", "svc", name).stdout  # EXTERNAL-IP, as kubectl prints it
 
 
 def test_session_affinity_client_ip_keeps_a_client_on_one_pod(cluster: ProxyCluster) -> None:
