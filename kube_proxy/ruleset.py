@@ -14,7 +14,8 @@ The layout, names and marks follow kube-proxy's, so what a student reads in
     nat-postrouting (hook, srcnat)   masquerade what was marked 0x4000
     filter-* (hooks, priority -110 / -90)   reject a Service port without endpoints, reject wrong
                         ports of a ClusterIP, drop what is sent to an unallocated ClusterIP -
-                        so a packet for the Service range never leaves the machine
+                        so a packet for the Service range never leaves the machine; and
+                        `firewall-check` drops LoadBalancer traffic from outside loadBalancerSourceRanges
 
 Load balancing is the kernel's: one random choice per new connection (conntrack remembers it),
 no user-space copy loop. Session affinity (`ClientIP`) is a dynamic set per endpoint whose
@@ -51,6 +52,8 @@ MAPS = {
     "service-ips": ("ipv4_addr . inet_proto . inet_service : verdict",
                     "ClusterIP, ExternalIP and LoadBalancer IP traffic"),
     "service-nodeports": ("inet_proto . inet_service : verdict", "NodePort traffic"),
+    "firewall-ips": ("ipv4_addr . inet_proto . inet_service : verdict",
+                     "destinations that are subject to LoadBalancerSourceRanges"),
     "no-endpoint-services": ("ipv4_addr . inet_proto . inet_service : verdict",
                              "vmap to drop or reject packets to services with no endpoints"),
     "no-endpoint-nodeports": ("inet_proto . inet_service : verdict",
@@ -92,6 +95,10 @@ def external_chain(sp: ServicePort) -> str:
     return f"external-{_hash(sp.key)}-{sp.key}"
 
 
+def firewall_chain(sp: ServicePort) -> str:
+    return f"firewall-{_hash(sp.key)}-{sp.key}"
+
+
 def endpoint_chain(sp: ServicePort, ep: Endpoint) -> str:
     ident = f"{sp.key}__{ep.ip}/{ep.port}"
     return f"endpoint-{_hash(ident)}-{ident}"
@@ -115,12 +122,13 @@ def fixed_chains(cfg: ProxyConfig) -> dict[str, list[str]]:
     return {
         # route_localnet is on (NodePorts and LoadBalancer IPs on loopback), so refuse what claims to
         # be for 127/8 but arrives on a real interface (CVE-2020-8558), as kube-proxy does
-        "filter-prerouting": ['iifname != "lo" ip daddr 127.0.0.0/8 drop'],
+        "filter-prerouting": ['iifname != "lo" ip daddr 127.0.0.0/8 drop', "ct state new jump firewall-check"],
         "filter-input": ["ct state new jump nodeport-endpoints-check",
                          "ct state new jump service-endpoints-check",
                          "ct state new jump cluster-ips-check"],
         "filter-forward": ["ct state new jump service-endpoints-check", "ct state new jump cluster-ips-check"],
-        "filter-output": ["ct state new jump service-endpoints-check"],
+        "filter-output": ["ct state new jump service-endpoints-check", "ct state new jump firewall-check"],
+        "firewall-check": ["ip daddr . meta l4proto . th dport vmap @firewall-ips"],
         "filter-output-post-dnat": ["ct state new jump cluster-ips-check"],
         "nat-prerouting": ["jump services"],
         "nat-output": ["jump services"],
@@ -175,6 +183,10 @@ def build(ports: Iterable[ServicePort], cfg: ProxyConfig, is_local: Callable[[st
         if sp.has_external:
             external = sp.local_endpoints(is_local) if sp.external_local else sp.usable(sp.endpoints)
             fronts = [f"{ip} . {sp.protocol} . {sp.port}" for ip in (*sp.load_balancer_ips, *sp.external_ips)]
+            if sp.source_ranges and sp.load_balancer_ips:  # only these clients may use the balancer's IPs
+                rs.chains[firewall_chain(sp)] = [f"ip saddr != {{ {', '.join(sp.source_ranges)} }} drop"]
+                for ip in sp.load_balancer_ips:
+                    rs.maps["firewall-ips"][f"{ip} . {sp.protocol} . {sp.port}"] = f"goto {firewall_chain(sp)}"
             if external:
                 if sp.external_local:  # keep the client's address, unless the client is this host
                     head = ["fib saddr type local jump mark-for-masquerade"]

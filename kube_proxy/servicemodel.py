@@ -55,6 +55,7 @@ class ServicePort:
     affinity_timeout: int = 0  # 0: no session affinity
     external_local: bool = False  # externalTrafficPolicy: Local
     internal_local: bool = False  # internalTrafficPolicy: Local
+    source_ranges: tuple[str, ...] = ()  # loadBalancerSourceRanges: who may use the LoadBalancer IPs
     endpoints: tuple[Endpoint, ...] = field(default=())
 
     @property
@@ -142,6 +143,8 @@ def service_ports(service: dict[str, Any], slices: Iterable[dict[str, Any]]) -> 
             affinity_timeout=affinity,
             external_local=spec.get("externalTrafficPolicy") == "Local",
             internal_local=spec.get("internalTrafficPolicy") == "Local",
+            source_ranges=tuple(r for r in spec.get("loadBalancerSourceRanges") or [] if "." in r)
+            if spec.get("type") == "LoadBalancer" else (),
             endpoints=tuple(_slice_endpoints(slices, port_name, protocol)),
         ))  # fmt: skip
     return out

@@ -4,6 +4,7 @@ through the rules mini-kube-proxy writes, from the host and from pods."""
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 import subprocess
 import sys
@@ -133,6 +134,23 @@ def test_a_load_balancer_service_answers_on_its_external_ip(cluster: ProxyCluste
     wait_served(f"http://{ip}/")
     assert {served_by(f"http://{ip}/") for _ in range(30)} == pod_names(cluster, name)
     assert ip in cluster.kubectl("get", "svc", name).stdout  # EXTERNAL-IP, as kubectl prints it
+    # loadBalancerSourceRanges: a client outside them (this host, 127.0.0.1) is dropped, then let in
+    patch = json.dumps({"spec": {"loadBalancerSourceRanges": ["192.0.2.0/24"]}})
+    assert cluster.kubectl("patch", "svc", name, "-p", patch).returncode == 0
+    wait_for(lambda: _try_once(f"http://{ip}/") == "timeout", timeout=20, interval=0.2, what="the firewall rule")
+    patch = json.dumps({"spec": {"loadBalancerSourceRanges": ["192.0.2.0/24", "127.0.0.0/8"]}})
+    assert cluster.kubectl("patch", "svc", name, "-p", patch).returncode == 0
+    wait_served(f"http://{ip}/")
+
+
+def _try_once(url: str) -> str:
+    try:
+        httpx.get(url, timeout=0.5)
+        return "answered"
+    except httpx.TimeoutException:
+        return "timeout"
+    except httpx.HTTPError:
+        return "error"
 
 
 def test_session_affinity_client_ip_keeps_a_client_on_one_pod(cluster: ProxyCluster) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kube_proxy.ruleset import ProxyConfig, build, endpoint_chain, service_chain, transaction
+from kube_proxy.ruleset import ProxyConfig, build, endpoint_chain, firewall_chain, service_chain, transaction
 from kube_proxy.servicemodel import service_ports
 
 CFG = ProxyConfig(table="t", cluster_cidr="10.244.0.0/14")
@@ -89,3 +89,15 @@ def test_a_transaction_rewrites_only_what_changed_and_deletes_what_went() -> Non
     assert transaction(after, after, CFG).count("add rule") == 0  # nothing changed: no rule written
     full = transaction(after, None, CFG)
     assert full.startswith("add table ip t\ndelete table ip t\n")  # from scratch: replace whole
+
+
+def test_load_balancer_source_ranges_drop_other_clients() -> None:
+    service = svc(type="LoadBalancer", loadBalancerSourceRanges=["192.0.2.0/24", "127.0.0.0/8"])
+    service["status"] = {"loadBalancer": {"ingress": [{"ip": "127.1.0.1", "ipMode": "VIP"}]}}
+    sp = service_ports(service, [slice_of(("10.244.0.5", READY, "a"))])
+    rs = build(sp, CFG, lambda node: True)
+    assert rs.maps["firewall-ips"]["127.1.0.1 . tcp . 80"] == f"goto {firewall_chain(sp[0])}"
+    assert rs.chains[firewall_chain(sp[0])] == ["ip saddr != { 192.0.2.0/24, 127.0.0.0/8 } drop"]
+    assert rs.maps["service-ips"]["127.1.0.1 . tcp . 80"].startswith("goto external-")
+    open_to_all = service_ports(svc(type="LoadBalancer", loadBalancerSourceRanges=[]), [])
+    assert build(open_to_all, CFG, lambda node: True).maps["firewall-ips"] == {}
