@@ -92,7 +92,10 @@ def test_status_counts_healthy_pods_and_an_eviction_spends_one_disruption(
     r = evict(api, ns, first)
     assert r.status_code == 201, r.text
     status = pdb_status(api, ns, "web")
-    assert status["disruptionsAllowed"] == 0 and first in status.get("disruptedPods", {})
+    # the eviction spent the disruption: the pod is either still listed as disrupted (the controller has
+    # not seen its deletion yet) or already counted as unhealthy (it has, and dropped the entry)
+    assert status["disruptionsAllowed"] == 0
+    assert first in status.get("disruptedPods", {}) or status["currentHealthy"] == 2, status
     r = evict(api, ns, second)
     assert r.status_code == 429, r.text
     body = r.json()
