@@ -16,7 +16,7 @@ from typing import Any
 from api.errors import NotFoundError, StatusError
 from api.registry import ResourceType
 from kubectl.cli import Session
-from kubectl.describe import cluster_kinds, kinds, quota_kinds
+from kubectl.describe import cluster_kinds, hpa_kinds, kinds, quota_kinds
 
 Obj = dict[str, Any]
 
@@ -129,6 +129,7 @@ async def describe(s: Session, rt: ResourceType, obj: Obj, show_events: bool = T
         "ingressclasses.networking.k8s.io": cluster_kinds.ingress_class,
         "resourcequotas": quota_kinds.resource_quota,
         "limitranges": quota_kinds.limit_range,
+        "horizontalpodautoscalers.autoscaling": hpa_kinds.horizontal_pod_autoscaler,
     }.get(key)
     if simple is not None:
         return simple(obj, events)
