@@ -20,6 +20,7 @@ from client.informer import (
     index_by_namespace,
     index_by_node_name,
     index_by_owner_uid,
+    index_by_service_name,
     meta_namespace_key,
     split_key,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "index_by_namespace",
     "index_by_node_name",
     "index_by_owner_uid",
+    "index_by_service_name",
     "load_kubeconfig",
     "meta_namespace_key",
     "new_client",

@@ -76,6 +76,14 @@ def index_by_owner_uid(obj: Obj) -> list[str]:
     return [ref["uid"] for ref in (obj.get("metadata") or {}).get("ownerReferences") or [] if ref.get("uid")]
 
 
+def index_by_service_name(obj: Obj) -> list[str]:
+    """EndpointSlices by `<namespace>/<service>` from their `kubernetes.io/service-name` label
+    (what kube-proxy and the cluster DNS ask: the slices of one Service)."""
+    meta = obj.get("metadata") or {}
+    name = (meta.get("labels") or {}).get("kubernetes.io/service-name")
+    return [f"{meta.get('namespace') or ''}/{name}"] if name else []
+
+
 def _rv(obj: Obj) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 

@@ -22,9 +22,9 @@ from typing import Annotated, Any
 import typer
 
 from api import cmdline
-from client import SharedInformerFactory, new_client
+from client import SharedInformerFactory, index_by_service_name, new_client
 from cluster_dns import health
-from cluster_dns.records import SERVICE_NAME_LABEL, ClusterRecords
+from cluster_dns.records import ClusterRecords
 from cluster_dns.server import Resolver, serve
 
 log = logging.getLogger("cluster_dns")
@@ -88,8 +88,7 @@ async def _serve(options: dict[str, Any]) -> None:
     factory = SharedInformerFactory(client)
     services = factory.informer_for("services")
     slices = factory.informer_for("endpointslices.discovery.k8s.io")
-    slices.add_indexers({"service": lambda s: [
-        f"{s['metadata'].get('namespace')}/{(s['metadata'].get('labels') or {}).get(SERVICE_NAME_LABEL, '')}"]})
+    slices.add_indexers({"service": index_by_service_name})
 
     records = ClusterRecords(
         options["zone"],

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 Obj = dict[str, Any]
-SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 
 
 @dataclass(frozen=True)

@@ -26,13 +26,14 @@ import logging
 import signal
 import sys
 import time
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 
 from api import cmdline
 from api.duration import parse_duration
-from client import SharedInformerFactory, new_client
+from client import Informer, RESTClient, SharedInformerFactory, new_client
 from kube_proxy import host, nft
 from kube_proxy.health import serve_health
 from kube_proxy.proxier import Proxier
@@ -109,11 +110,11 @@ def _cleanup(cfg: ProxyConfig) -> None:
         host.restore()
 
 
-def _is_local(node: str):  # type: ignore[no-untyped-def]
+def _is_local(node: str) -> Callable[[str], bool]:
     return (lambda name: name == node) if node else (lambda name: True)
 
 
-async def _informers(options: dict[str, Any]):  # type: ignore[no-untyped-def]
+async def _informers(options: dict[str, Any]) -> tuple[RESTClient, SharedInformerFactory, Informer, Informer]:
     client = new_client(options["kubeconfig"] or None, master=options["master"] or None, user_agent="mini-kube-proxy")
     factory = SharedInformerFactory(client)
     return client, factory, factory.informer_for("services"), factory.informer_for("endpointslices.discovery.k8s.io")

@@ -19,20 +19,13 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
-from client import Informer
+from client import Informer, index_by_service_name
 from kube_proxy import nft
 from kube_proxy.ruleset import ProxyConfig, Ruleset, build, transaction
-from kube_proxy.servicemodel import SERVICE_NAME_LABEL, ServicePort, service_ports
+from kube_proxy.servicemodel import ServicePort, service_ports
 
 log = logging.getLogger("kube_proxy")
-
-
-def slice_service_key(s: dict[str, Any]) -> list[str]:
-    meta = s.get("metadata") or {}
-    name = (meta.get("labels") or {}).get(SERVICE_NAME_LABEL)
-    return [f"{meta.get('namespace')}/{name}"] if name else []
 
 
 class Proxier:
@@ -45,7 +38,7 @@ class Proxier:
         self.last_full = 0.0
         self.sync_count = 0
         self._dirty = asyncio.Event()
-        slices.add_indexers({"service": slice_service_key})
+        slices.add_indexers({"service": index_by_service_name})
         for informer in (services, slices):
             informer.add_event_handler(lambda *_: self._dirty.set(), lambda *_: self._dirty.set(),
                                        lambda *_: self._dirty.set())  # fmt: skip

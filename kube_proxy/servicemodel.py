@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 SERVICE_PROXY_NAME_LABEL = "service.kubernetes.io/service-proxy-name"
 DEFAULT_AFFINITY_TIMEOUT = 10800  # seconds: Kubernetes' default for sessionAffinity ClientIP
 

@@ -16,6 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
+from kube_proxy import nft
+from kube_proxy.ruleset import TABLE_COMMENT
 from tests.kube_proxy.conftest import LB_POOL, SERVICE_CIDR, ProxyCluster
 from tests.runtime.test_process_runtime import apply
 from tests.support.component import wait_for
@@ -223,17 +225,10 @@ def test_dump_prints_the_rules_and_stopping_removes_them(cluster: ProxyCluster) 
     tables = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True).stdout
     assert cluster.table not in tables
     routes = subprocess.run(["ip", "route", "show", "table", "local"], capture_output=True, text=True).stdout
-    if not _other_proxies():  # the last proxy on the host also takes its routes away
+    if not nft.tables_with_comment(TABLE_COMMENT):  # the last proxy on the host also takes its routes away
         assert SERVICE_CIDR not in routes
     assert _try(f"http://{svc['spec']['clusterIP']}/") is None  # no rule of ours takes it to the pod any more
     cluster.start_proxy()  # for the tests that follow in this module
     wait_served(f"http://{svc['spec']['clusterIP']}/")
 
 
-def _other_proxies() -> bool:
-    tables = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True).stdout
-    return any(
-        "rules for mini-kube-proxy" in subprocess.run(["nft", "list", "table", *line.split()[1:3]],
-                                                      capture_output=True, text=True).stdout  # fmt: skip
-        for line in tables.splitlines() if line.startswith("table ip ")
-    )
