@@ -235,14 +235,19 @@ def _changed_in_period(period_seconds: int, events: list[ScaleEvent], now: float
     return sum(e.change for e in events if e.timestamp > now - period_seconds)
 
 
+def _replicas_at_period_start(current: int, history: ScalingHistory, period_seconds: int, now: float) -> int:
+    """The replica count before the changes of the last `period_seconds`: what a policy's period starts from."""
+    return (current - _changed_in_period(period_seconds, history.scale_up_events, now)
+            + _changed_in_period(period_seconds, history.scale_down_events, now))  # fmt: skip
+
+
 def scale_up_limit(current: int, history: ScalingHistory, rules: ScalingRules, now: float) -> int:
     """The most replicas the scale-up policies allow now (Kubernetes' calculateScaleUpLimitWithScalingRules)."""
     if rules.select_policy == DISABLED:
         return current
     pick, result = (min, _INT32_MAX) if rules.select_policy == MIN else (max, _INT32_MIN)
     for policy in rules.policies:
-        start = (current - _changed_in_period(policy.period_seconds, history.scale_up_events, now)
-                 + _changed_in_period(policy.period_seconds, history.scale_down_events, now))  # fmt: skip
+        start = _replicas_at_period_start(current, history, policy.period_seconds, now)
         if policy.type == PODS:
             proposed = start + policy.value
         elif policy.type == PERCENT:  # rounded up, or a small workload could never grow
@@ -259,8 +264,7 @@ def scale_down_limit(current: int, history: ScalingHistory, rules: ScalingRules,
         return current
     pick, result = (max, _INT32_MIN) if rules.select_policy == MIN else (min, _INT32_MAX)
     for policy in rules.policies:
-        start = (current - _changed_in_period(policy.period_seconds, history.scale_up_events, now)
-                 + _changed_in_period(policy.period_seconds, history.scale_down_events, now))  # fmt: skip
+        start = _replicas_at_period_start(current, history, policy.period_seconds, now)
         if policy.type == PODS:
             proposed = start - policy.value
         elif policy.type == PERCENT:
