@@ -15,21 +15,15 @@ import pytest
 
 from tests.controller_manager_infra.conftest import start_manager
 from tests.controller_manager_infra.helpers import Cluster
+from tests.support import fixtures
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import ComponentProcess, wait_for
 from tests.support.etcd import etcd_server  # noqa: F401  (fixture)
-from tests.support.fixtures import server_for_backend
 
 FINALIZER = "service.kubernetes.io/load-balancer-cleanup"
 
 
-@pytest.fixture(scope="module", params=["sqlite", "etcd"])
-def apiserver(request: pytest.FixtureRequest) -> Iterator[APIServerProcess]:
-    server = server_for_backend(request, request.param)
-    try:
-        yield server
-    finally:
-        server.cleanup()
+apiserver = fixtures.apiserver_per_backend
 
 
 def start_lb_manager(api: APIServerProcess, pool: str | None, *args: str) -> ComponentProcess:

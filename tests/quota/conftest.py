@@ -7,19 +7,13 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.support import fixtures
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import ComponentProcess, free_port
 from tests.support.etcd import etcd_server  # noqa: F401  (fixture)
-from tests.support.fixtures import new_namespace, server_for_backend
+from tests.support.fixtures import new_namespace
 
-
-@pytest.fixture(scope="module", params=["sqlite", "etcd"])
-def apiserver(request: pytest.FixtureRequest) -> Iterator[APIServerProcess]:
-    server = server_for_backend(request, request.param)
-    try:
-        yield server
-    finally:
-        server.cleanup()
+apiserver = fixtures.apiserver_per_backend
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,17 @@ def api(apiserver: APIServerProcess) -> Iterator[httpx.Client]:
         yield c
 
 
+@pytest.fixture(scope="module", params=["sqlite", "etcd"])
+def apiserver_per_backend(request: pytest.FixtureRequest) -> Iterator[APIServerProcess]:
+    """The module's tests run twice, against one API server per storage backend. Use it as
+    `apiserver = fixtures.apiserver_per_backend` in a conftest that also imports `etcd_server`."""
+    server = server_for_backend(request, request.param)
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
 def server_for_backend(request: pytest.FixtureRequest, backend: str, args: list[str] | None = None) -> APIServerProcess:
     """A started API server on `backend` ("sqlite", or "etcd" on the session's test etcd)."""
     etcd_url = request.getfixturevalue("etcd_server").url if backend == "etcd" else None
