@@ -126,7 +126,9 @@ class APIServer:
             ep_rt,
             "default",
             {
-                "metadata": {"name": "kubernetes", "namespace": "default"},
+                # as kube-apiserver's: its slice is written below, the mirroring controller keeps off
+                "metadata": {"name": "kubernetes", "namespace": "default",
+                             "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
                 "subsets": [
                     {
                         "addresses": [{"ip": self.config.advertise_address}],

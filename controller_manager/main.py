@@ -121,6 +121,18 @@ def run(
     concurrent_endpoint_syncs: Annotated[int, typer.Option("--concurrent-endpoint-syncs")] = 5,
     concurrent_service_endpoint_syncs: Annotated[int, typer.Option("--concurrent-service-endpoint-syncs")] = 5,
     max_endpoints_per_slice: Annotated[int, typer.Option("--max-endpoints-per-slice")] = 100,
+    mirroring_concurrent_service_endpoint_syncs: Annotated[
+        int, typer.Option("--mirroring-concurrent-service-endpoint-syncs")
+    ] = 5,
+    mirroring_max_endpoints_per_subset: Annotated[
+        int, typer.Option("--mirroring-max-endpoints-per-subset", help="Addresses of a subset mirrored to slices.")
+    ] = 1000,
+    mirroring_endpointslice_updates_batch_period: Annotated[
+        str,
+        typer.Option(
+            "--mirroring-endpointslice-updates-batch-period", help="Delay a sync after a mirrored slice changes."
+        ),
+    ] = "0s",
     concurrent_gc_syncs: Annotated[int, typer.Option("--concurrent-gc-syncs")] = 20,
     concurrent_namespace_syncs: Annotated[int, typer.Option("--concurrent-namespace-syncs")] = 10,
     concurrent_job_syncs: Annotated[int, typer.Option("--concurrent-job-syncs")] = 5,
@@ -188,6 +200,7 @@ def run(
                 "deployment": concurrent_deployment_syncs,
                 "endpoints": concurrent_endpoint_syncs,
                 "endpointslice": concurrent_service_endpoint_syncs,
+                "endpointslicemirroring": mirroring_concurrent_service_endpoint_syncs,
                 "garbagecollector": concurrent_gc_syncs,
                 "namespace": concurrent_namespace_syncs,
                 "job": concurrent_job_syncs,
@@ -200,11 +213,23 @@ def run(
                 "service-lb-controller": concurrent_service_syncs,
             },
             max_endpoints_per_slice=max_endpoints_per_slice,
+            mirroring_max_endpoints_per_subset=mirroring_max_endpoints_per_subset,
+            mirroring_endpointslice_updates_batch_period=parse_duration(mirroring_endpointslice_updates_batch_period),
             informer_backoff_max=parse_duration(informer_backoff_max),
             verbosity=verbosity,
         )
         if not 1 <= max_endpoints_per_slice <= 1000:
             raise ValueError(f"--max-endpoints-per-slice must be between 1 and 1000, not {max_endpoints_per_slice}")
+        if not 1 <= mirroring_max_endpoints_per_subset <= 1000:
+            raise ValueError(
+                "--mirroring-max-endpoints-per-subset must be between 1 and 1000, "
+                f"not {mirroring_max_endpoints_per_subset}"
+            )
+        if not 1 <= mirroring_concurrent_service_endpoint_syncs <= 50:
+            raise ValueError(
+                "--mirroring-concurrent-service-endpoint-syncs must be between 1 and 50, "
+                f"not {mirroring_concurrent_service_endpoint_syncs}"
+            )
         from controller_manager import credentials
 
         registry.selected(opts.controllers)

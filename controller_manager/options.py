@@ -66,6 +66,10 @@ class ManagerOptions:
     concurrent_syncs: dict[str, int] = field(default_factory=dict)
     # endpointslice controller: endpoints per slice (--max-endpoints-per-slice)
     max_endpoints_per_slice: int = 100
+    # endpointslicemirroring controller: addresses mirrored per Endpoints subset (and per slice), and how
+    # long a sync waits after a change to a mirrored slice, to take several changes in one go
+    mirroring_max_endpoints_per_subset: int = 1000
+    mirroring_endpointslice_updates_batch_period: float = 0.0
     # informer reconnect back-off cap (client-go's default is 30 s)
     informer_backoff_max: float = 30.0
     verbosity: int = 0

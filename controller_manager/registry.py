@@ -28,6 +28,7 @@ CONTROLLERS: dict[str, str] = {
     "nodelifecycle": "controller_manager.controllers.nodelifecycle:NodeLifecycleController",
     "endpoints": "controller_manager.controllers.endpoints:EndpointsController",
     "endpointslice": "controller_manager.controllers.endpointslice:EndpointSliceController",
+    "endpointslicemirroring": "controller_manager.controllers.endpointslicemirroring:EndpointSliceMirroringController",
     "namespace": "controller_manager.controllers.namespace:NamespaceController",
     "garbagecollector": "controller_manager.controllers.garbagecollector:GarbageCollector",
     "podgc": "controller_manager.controllers.podgc:PodGCController",
@@ -72,7 +73,6 @@ NOT_IMPLEMENTED = {
     "attachdetach",
     "ephemeral-volume",
     "clusterrole-aggregation",
-    "endpointslicemirroring",
 }
 
 

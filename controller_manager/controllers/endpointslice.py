@@ -13,12 +13,14 @@ What we do about the difference: update a slice whose endpoints changed (keeping
 slice it is already in, so one pod's change rewrites one small slice), fill free room in existing
 slices before creating new ones (generateName `web-`), and delete slices left empty or orphaned.
 Slices not managed by this controller (the API server's `default/kubernetes`, hand-made ones) are
-never touched; Services without a selector are left alone.
+never touched; Services without a selector are left alone (the endpointslicemirroring controller
+copies their Endpoints into slices of its own).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from api import errors
@@ -26,6 +28,7 @@ from api.labels import from_set
 from client.informer import meta_namespace_key, split_key
 from controller_manager.controller import Controller
 from controller_manager.controllers.endpoints import find_port, pod_is_ready
+from controller_manager.controllers.endpointslice_tracker import SliceTracker
 
 log = logging.getLogger("controller_manager")
 Obj = dict[str, Any]
@@ -73,11 +76,12 @@ def desired_endpoints(service: Obj, pods: list[Obj]) -> dict[PortsKey, dict[str,
         if not ports and service_ports:
             continue
         endpoint = pod_endpoint(pod, service)
-        groups.setdefault(tuple(ports), {})[_endpoint_id(endpoint)] = endpoint
+        groups.setdefault(tuple(ports), {})[endpoint_id(endpoint)] = endpoint
     return groups
 
 
-def _endpoint_id(endpoint: Obj) -> str:
+def endpoint_id(endpoint: Obj) -> str:
+    """Which pod an endpoint stands for: plan_slices' default identity of an endpoint."""
     ref = endpoint.get("targetRef") or {}
     return str(ref.get("uid") or ref.get("name") or endpoint["addresses"][0])
 
@@ -100,11 +104,17 @@ def ports_key_of(slice_: Obj) -> PortsKey:
 
 
 def plan_slices(
-    desired: dict[PortsKey, dict[str, Obj]], existing: list[Obj], max_per_slice: int
+    desired: dict[PortsKey, dict[str, Obj]],
+    existing: list[Obj],
+    max_per_slice: int,
+    *,
+    placeholder: bool = True,
+    identity: Callable[[Obj], str] = endpoint_id,
 ) -> tuple[list[tuple[Obj, list[Obj]]], list[tuple[PortsKey, list[Obj]]], list[Obj]]:
     """(slices to rewrite with their new endpoints, new slices to create, slices to delete).
 
-    Each pod stays in the slice it is in; new pods go where there is room, then to new slices."""
+    Each pod stays in the slice it is in; new pods go where there is room, then to new slices.
+    `desired` is keyed by `identity(endpoint)`. With `placeholder=False` no endpoints means no slices."""
     keep: list[tuple[Obj, list[Obj]]] = []
     delete: list[Obj] = []
     create: list[tuple[PortsKey, list[Obj]]] = []
@@ -115,9 +125,9 @@ def plan_slices(
         wanted = dict(desired.get(ports_key, {}))
         placed: list[tuple[Obj, list[Obj]]] = []
         for slice_ in by_ports.get(ports_key, []):
-            current = [wanted.pop(_endpoint_id(e)) for e in slice_.get("endpoints") or [] if _endpoint_id(e) in wanted]
+            current = [wanted.pop(identity(e)) for e in slice_.get("endpoints") or [] if identity(e) in wanted]
             placed.append((slice_, current[:max_per_slice]))
-        remaining = sorted(wanted.values(), key=_endpoint_id)
+        remaining = sorted(wanted.values(), key=identity)
         for _slice, endpoints in placed:
             room = max_per_slice - len(endpoints)
             if room > 0 and remaining:
@@ -131,11 +141,11 @@ def plan_slices(
                 keep.append((slice_, endpoints))
             else:
                 delete.append(slice_)
-    if not desired and not create:
+    if placeholder and not desired and not create:
         # A placeholder: a Service without endpoints still has one (empty) slice.
-        placeholder = next((s for s in delete if not s.get("ports") and not s.get("endpoints")), None)
-        if placeholder is not None:
-            delete.remove(placeholder)
+        empty = next((s for s in delete if not s.get("ports") and not s.get("endpoints")), None)
+        if empty is not None:
+            delete.remove(empty)
         else:
             create.append(((), []))
     return keep, create, delete
@@ -148,13 +158,13 @@ class EndpointSliceController(Controller):
     def setup(self) -> None:
         f = self.ctx.informers
         self.max_per_slice = self.ctx.options.max_endpoints_per_slice
-        self._expected: dict[str, dict[str, bool]] = {}  # service key -> slice name -> should exist
+        self.tracker = SliceTracker()  # service key -> the slices we just created or deleted
         self.services = f.informer_for("services")
         self.pods = f.informer_for("pods")
         self.slices = f.informer_for(RESOURCE, label_selector=f"{MANAGED_BY_LABEL}={CONTROLLER_NAME}")
         self.services.add_event_handler(self.enqueue, lambda _o, n: self.enqueue(n), self.enqueue)
         self.pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_added)
-        self.slices.add_event_handler(self._slice_changed, lambda _o, n: self._slice_changed(n), self._slice_changed)
+        self.slices.add_event_handler(self._slice_changed, lambda _o, n: self._slice_changed(n), self._slice_deleted)
 
     def _service_key(self, slice_: Obj) -> str | None:
         name = (slice_["metadata"].get("labels") or {}).get(SERVICE_NAME_LABEL)
@@ -163,6 +173,12 @@ class EndpointSliceController(Controller):
     def _slice_changed(self, slice_: Obj) -> None:
         key = self._service_key(slice_)
         if key:
+            self.enqueue(key)
+
+    def _slice_deleted(self, slice_: Obj) -> None:
+        key = self._service_key(slice_)
+        if key:
+            self.tracker.observed_deletion(key, slice_["metadata"]["name"])
             self.enqueue(key)
 
     def _services_for(self, pod: Obj) -> list[str]:
@@ -197,7 +213,7 @@ class EndpointSliceController(Controller):
     async def reconcile(self, key: str) -> None:
         ns, name = split_key(key)
         existing = self._existing(ns, name)
-        if not self._cache_caught_up(key, existing):
+        if not self.tracker.caught_up(key, existing):
             self.enqueue_after(key, 0.1)  # our own last writes are not in the informer yet
             return
         service = self.services.get(key)
@@ -215,24 +231,10 @@ class EndpointSliceController(Controller):
                 await self.client.update(RESOURCE, body)
         for ports_key, endpoints in create:
             made = await self.client.create(RESOURCE, self._new_slice(service, labels, ports_key, endpoints), ns)
-            self._expect(key, made["metadata"]["name"], True)
+            self.tracker.expect(key, made["metadata"]["name"], True)
         for slice_ in delete:
             await self._delete(slice_)
-            self._expect(key, slice_["metadata"]["name"], False)
-
-    # -- our writes vs. a lagging informer (Kubernetes' endpointSliceTracker, small) -------------
-    def _expect(self, key: str, name: str, present: bool) -> None:
-        self._expected.setdefault(key, {})[name] = present
-
-    def _cache_caught_up(self, key: str, existing: list[Obj]) -> bool:
-        expected = self._expected.get(key)
-        if not expected:
-            return True
-        names = {s["metadata"]["name"] for s in existing}
-        for name, present in list(expected.items()):
-            if (name in names) == present:
-                del expected[name]
-        return not expected
+            self.tracker.expect(key, slice_["metadata"]["name"], False)
 
     def _labels(self, service: Obj) -> dict[str, str]:
         labels = dict(service["metadata"].get("labels") or {})
