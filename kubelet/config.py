@@ -12,6 +12,7 @@ One process can simulate many nodes (`--nodes N`): they are `<node-name>-0 … <
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,17 @@ def parse_labels(text: str) -> dict[str, str]:
         if not sep or not key:
             raise ValueError(f"invalid label {part!r}: expected key=value")
         out[key] = value
+    return out
+
+
+def parse_ips(text: str) -> list[str]:
+    """`10.96.0.10,10.96.0.11` -> the addresses, each checked (--cluster-dns)."""
+    out = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        try:
+            out.append(str(ipaddress.ip_address(part)))
+        except ValueError:
+            raise ValueError(f"invalid IP address {part!r} in --cluster-dns") from None
     return out
 
 
@@ -92,6 +104,11 @@ class KubeletConfig:
     runtime: str = "simulated"  # simulated | process (see kubelet/cri.py)
     root_dir: str = "/var/lib/mini-kubelet"  # the process runtime's state: containers, logs
     pod_network: str = "bridge"  # process runtime: bridge (a netns per pod, netns.py) | host
+    # name resolution in pods (dns.py): the cluster DNS Service's IPs and zone; Kubernetes' kubelet
+    # has no defaults for the two (kubeadm and `mini-k8s up` pass 10.96.0.10 and cluster.local)
+    cluster_dns: list[str] = field(default_factory=list)
+    cluster_domain: str = ""
+    resolv_conf: str = "/etc/resolv.conf"  # the node's resolver, for dnsPolicy Default
     verbosity: int = 0
 
     def node_names(self) -> list[str]:

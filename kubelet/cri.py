@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from kubelet.containers import Container
+    from kubelet.node import NodeState
     from kubelet.podworker import PodWorker
 
 
@@ -88,6 +89,9 @@ class ContainerRuntime(ABC):
 
     @abstractmethod
     def adopt(self, worker: PodWorker, c: Container) -> None: ...
+
+    async def prepare_node(self, node: NodeState) -> None:  # noqa: B027 - optional
+        """The node is registered and has its podCIDR: set up what its pods will share."""
 
     async def ensure_sandbox(self, worker: PodWorker) -> None:  # noqa: B027 - optional
         """The pod's sandbox (its network namespace) exists; called once the pod has its IP."""

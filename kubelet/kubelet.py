@@ -155,12 +155,16 @@ class Kubelet:
                 while True:
                     try:
                         await self.heartbeats.register(node, existing.get(node.name))
-                        return
+                        break
                     except (StatusError, ConnectionFailed) as exc:
                         delay = retry.next()
                         log.warning("registering node %s failed (%s); retrying in %.1fs", node.name, exc, delay)
                         await asyncio.sleep(delay)
                         existing.pop(node.name, None)
+            try:
+                await self.runtime.prepare_node(node)
+            except Exception as exc:  # noqa: BLE001 - its pods will try again (ensure_sandbox)
+                log.warning("preparing node %s failed: %s", node.name, exc)
 
         await asyncio.gather(*(register(n) for n in self.nodes.values()))
         log.info("registered %d node(s)", len(self.nodes))

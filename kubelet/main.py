@@ -21,7 +21,7 @@ import typer
 
 from api import cmdline
 from api.duration import parse_duration
-from kubelet.config import RUNTIMES, KubeletConfig, parse_labels, parse_taints
+from kubelet.config import RUNTIMES, KubeletConfig, parse_ips, parse_labels, parse_taints
 
 cli = typer.Typer(
     add_completion=False,
@@ -81,6 +81,15 @@ def run(
         str,
         typer.Option("--pod-network", help="Process runtime: bridge (a network namespace per pod) or host."),
     ] = "bridge",
+    cluster_dns: Annotated[
+        str, typer.Option("--cluster-dns", help="The cluster DNS's IPs (comma-separated) for ClusterFirst pods.")
+    ] = "",
+    cluster_domain: Annotated[
+        str, typer.Option("--cluster-domain", help="The cluster's DNS zone, e.g. cluster.local.")
+    ] = "",
+    resolv_conf: Annotated[
+        str, typer.Option("--resolv-conf", help="The node's resolver configuration, for dnsPolicy Default.")
+    ] = "/etc/resolv.conf",
     verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity (0-4).")] = 0,
 ) -> None:
     try:
@@ -121,6 +130,9 @@ def run(
             runtime=runtime,
             root_dir=root_dir,
             pod_network=pod_network,
+            cluster_dns=parse_ips(cluster_dns),
+            cluster_domain=cluster_domain.strip("."),
+            resolv_conf=resolv_conf,
             verbosity=verbosity,
         )
     except ValueError as exc:

@@ -7,7 +7,7 @@ through the bridge; the pod range is routed locally only (the bridge's connected
 packet for a pod address leaves the machine.
 Current state, in the kernel (read and changed with pyroute2's netlink, never by parsing `ip`):
 
-    bridge  mk-<node hash>        address <podCIDR>.1/24, up        (one per node)
+    bridge  mk-<node+CIDR hash>   address <podCIDR>.1/24, up        (one per node)
     veth    mkv<pod hash> ---- eth0 in netns mk-<pod uid>           (one per pod)
 
 and a record per pod in `--root-dir/sandboxes/<uid>.json`, so a restarted kubelet, the sweeper
@@ -96,8 +96,10 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
-def bridge_name(node: str) -> str:
-    return f"mk-{_hash(node)}"  # 13 characters: Linux allows 15
+def bridge_name(node: str, pod_cidr: str) -> str:
+    """13 characters (Linux allows 15). The range is in the hash too: two clusters on one machine
+    may both have a `node-1`, never with the same podCIDR."""
+    return f"mk-{_hash(node + '/' + pod_cidr)}"
 
 
 def netns_name(uid: str) -> str:
@@ -116,7 +118,7 @@ def _link(ipr: Any, name: str) -> int | None:
 def ensure_bridge(node: str, pod_cidr: str, root: Path) -> str:
     net = ipaddress.ip_network(pod_cidr, strict=False)
     gateway = str(net.network_address + 1)
-    name = bridge_name(node)
+    name = bridge_name(node, pod_cidr)
     with _bridge_lock, IPRoute() as ipr:
         index = _link(ipr, name)
         if index is None:
@@ -146,7 +148,7 @@ def ensure(node: str, pod_cidr: str, uid: str, pod_ip: str, root: Path) -> str:
             peer = _link(ipr, peer_if)
             ipr.link("set", index=peer, net_ns_fd=name)
         host = _link(ipr, host_if)
-        ipr.link("set", index=host, master=_link(ipr, bridge_name(node)), state="up")
+        ipr.link("set", index=host, master=_link(ipr, bridge_name(node, pod_cidr)), state="up")
     with _inside(netns_path(uid)), IPRoute() as ns:
         lo = _link(ns, "lo")
         ns.link("set", index=lo, state="up")

@@ -48,8 +48,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from api.quantity import parse_quantity
+from client import WARNING
+from kubelet import dns, netns
 from kubelet import env as envs
-from kubelet import netns
 from kubelet.cri import ContainerRuntime, Exit, StartError
 from kubelet.images import catalog
 from kubelet.proclogs import ProcessLogs
@@ -57,6 +58,7 @@ from kubelet.runs import Handle, cgroup_parent, enable_memory_controller, remove
 
 if TYPE_CHECKING:
     from kubelet.containers import Container
+    from kubelet.node import NodeState
     from kubelet.podworker import PodWorker
 
 log = logging.getLogger("kubelet.process")
@@ -86,6 +88,7 @@ class ProcessRuntime(ContainerRuntime):
         self._doomed: set[Path] = set()
         self._doomed_sandboxes: set[str] = set()  # pod uids whose network namespace goes
         self.pod_hosts: dict[str, str] = {}  # pod uid -> the IP probes reach it on
+        self._dns_warned: set[str] = set()  # pod uids whose DNS warnings are recorded
         # pyroute2's synchronous API runs its own event loop: it must not run in ours. A few
         # threads do the netlink work (each enters pod namespaces for itself: setns is per thread).
         self.netlink = ThreadPoolExecutor(NETLINK_THREADS, thread_name_prefix="netlink")
@@ -115,7 +118,8 @@ class ProcessRuntime(ContainerRuntime):
             resolved = catalog.resolve(c.image, command, args, self.busybox)
         except catalog.ImageNotFound as exc:
             raise StartError("ErrImagePull", str(exc)) from None
-        base = {"PATH": resolved.path, "HOSTNAME": worker.name, "HOME": "/root"}
+        hostname = dns.pod_hostname(pod)
+        base = {"PATH": resolved.path, "HOSTNAME": hostname, "HOME": "/root"}
         base.update(envs.service_env(await envs.services_for(self.kubelet.client, pod)))
         node = worker.node
         allocatable = {"cpu": self.kubelet.config.cpu, "memory": self.kubelet.config.memory}
@@ -140,8 +144,9 @@ class ProcessRuntime(ContainerRuntime):
         }  # fmt: skip
         (directory / "meta.json").write_text(json.dumps(meta))
         shim_spec = {
-            "argv": argv, "env": environment, "cwd": spec.get("workingDir") or "/", "hostname": worker.name,
+            "argv": argv, "env": environment, "cwd": spec.get("workingDir") or "/", "hostname": hostname,
             "cgroup": cgroup, "namespaces": True, "tmp": self._private_tmp(directory), "netns": worker.netns,
+            "mounts": self._name_files(worker, pod, directory),
         }  # fmt: skip
         (directory / "spec.marshal").write_bytes(marshal.dumps(shim_spec))
         with open(directory / "shim.log", "ab") as shim_log:
@@ -210,6 +215,15 @@ class ProcessRuntime(ContainerRuntime):
             finished = float((done or {}).get("finishedAt") or time.time())
             c.terminate(finished, int((done or {}).get("exitCode", 128)), (done or {}).get("reason") or "")
 
+    async def prepare_node(self, node: NodeState) -> None:
+        """The node's bridge exists from the start, as kubenet made cbr0 once it knew the podCIDR:
+        its address is the host as pods see it, where node-local services (the cluster DNS
+        `mini-k8s up` runs) listen for pods before the node has any pod of its own."""
+        if self.kubelet.config.pod_network == "bridge" and node.pod_cidr:
+            await asyncio.get_running_loop().run_in_executor(
+                self.netlink, netns.ensure_bridge, node.name, node.pod_cidr, self.root
+            )
+
     async def ensure_sandbox(self, worker: PodWorker) -> None:
         if self.kubelet.config.pod_network != "bridge" or worker.host_network or not worker.pod_ip:
             return
@@ -268,6 +282,26 @@ class ProcessRuntime(ContainerRuntime):
             self.netlink.submit(self._remove_sandbox, uid)
             self._doomed_sandboxes.discard(uid)
             self.pod_hosts.pop(uid, None)
+            self._dns_warned.discard(uid)
+
+    def _name_files(self, worker: PodWorker, pod: dict[str, Any], directory: Path) -> list[tuple[str, str]]:
+        """The pod's resolv.conf and /etc/hosts (dns.py), written into the run's directory; the shim
+        bind-mounts them over the container's. DNS warnings go on the pod once, at its first start."""
+        cfg = self.kubelet.config
+        host = dns.host_resolv_conf(cfg.resolv_conf)
+        conf, events = dns.pod_resolv_conf(pod, cfg.cluster_dns, cfg.cluster_domain, host)
+        if worker.uid not in self._dns_warned:
+            self._dns_warned.add(worker.uid or "")
+            obj = {"kind": "Pod", "apiVersion": "v1", "metadata": pod["metadata"]}
+            for event in events:
+                worker.node.recorder.event(obj, WARNING, event.reason, event.message)
+        try:
+            host_hosts = Path("/etc/hosts").read_text() if worker.host_network else ""
+        except OSError:
+            host_hosts = ""
+        (directory / "resolv.conf").write_text(conf.render())
+        (directory / "hosts").write_text(dns.pod_hosts_file(pod, worker.pod_ip or "", cfg.cluster_domain, host_hosts))
+        return [(str(directory / "resolv.conf"), "/etc/resolv.conf"), (str(directory / "hosts"), "/etc/hosts")]
 
     def _private_tmp(self, directory: Path) -> str:
         """The container's own /tmp - unless --root-dir itself lives under /tmp: covering /tmp

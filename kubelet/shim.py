@@ -6,10 +6,11 @@ Why a shim: the kubelet must be able to die and come back while containers keep 
 still learn their exit codes. The shim is started in its own session, so it outlives the kubelet;
 it starts the container and stays its parent, so it alone can `wait()` for it. It
 
-  1. reads spec.marshal (argv, env, cwd, hostname, cgroup) from the container directory;
+  1. reads spec.marshal (argv, env, cwd, hostname, cgroup, mounts) from the container directory;
   2. starts the container process in a new session (its own process group: the kubelet signals
      the whole group), inside the container's cgroup, in the pod's network namespace, in new UTS
-     and mount namespaces (the hostname is the pod name; /tmp is the container's own directory);
+     and mount namespaces (the hostname is the pod's; /tmp is the container's own directory; the
+     pod's resolv.conf and hosts file are bind-mounted over /etc's);
   3. copies its stdout and stderr into `log` in the CRI log format the kubelet reads back:
         2026-01-02T03:04:05.123456789Z stdout F hello
   4. when the container exits: kills what it left behind in its cgroup, writes exit.json
@@ -70,6 +71,9 @@ def _isolate(spec: dict) -> None:  # type: ignore[type-arg]
         tmp = spec.get("tmp")
         if tmp:
             libc.mount(tmp.encode(), b"/tmp", None, MS_BIND, None)
+        for source, target in spec.get("mounts") or ():  # the pod's resolv.conf and hosts (kubelet/dns.py)
+            if libc.mount(source.encode(), target.encode(), None, MS_BIND, None) != 0:
+                raise OSError(ctypes.get_errno(), f"bind mount {source} on {target}")
     if spec.get("cwd"):
         os.chdir(spec["cwd"])
 

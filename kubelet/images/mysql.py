@@ -15,6 +15,8 @@ import socketserver
 import struct
 import sys
 
+from kubelet.images.httpserver import dual_stack
+
 VERSION = b"5.7.44-mini"
 
 
@@ -45,7 +47,7 @@ def main() -> int:
         return 1
     port = int(os.environ.get("MYSQL_TCP_PORT") or 3306)
     socketserver.ThreadingTCPServer.allow_reuse_address = True
-    server = socketserver.ThreadingTCPServer(("0.0.0.0", port), Handler)
+    server = dual_stack(socketserver.ThreadingTCPServer, port, Handler)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"mysqld: ready for connections. Version: '{VERSION.decode()}'  port: {port}  (mini-k8s placeholder)",
           flush=True)  # fmt: skip
