@@ -48,6 +48,8 @@ def _remove_containers(containers: Path, timeout: float) -> int:
         pending = left
         if pending:
             time.sleep(0.05)
+    for directory in pending:  # whatever still holds out: its shim goes too
+        removed += remove_run(directory, force=True)
     return removed
 
 

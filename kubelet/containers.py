@@ -62,6 +62,7 @@ class Container:
     startup_ok: bool = True  # False while a startup probe has not succeeded yet
     kill_reason: str = ""  # a liveness/startup probe failed: the Killing event's message
     prober: Any = field(default=None, repr=False)  # prober.Prober of the current run
+    pre_stop: Any = field(default=None, repr=False)  # the asyncio task running its preStop hook, then SIGTERM
     spec: dict[str, Any] = field(default_factory=dict, repr=False)
     run: Run | None = field(default=None, repr=False)
     handle: Any = field(default=None, repr=False)  # what the runtime keeps per run

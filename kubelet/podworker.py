@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from api.errors import ConflictError, NotFoundError, StatusError
 from client import NORMAL, WARNING, ConnectionFailed
-from kubelet import podstatus, prober
+from kubelet import lifecycle, podstatus, prober
 from kubelet.config import go_duration
 from kubelet.containers import Container, rfc3339
 from kubelet.cri import Exit, StartError
@@ -143,6 +143,8 @@ class PodWorker:
         for c in [*self.inits, *self.mains]:
             if c.prober is not None:
                 c.prober.cancel()
+            if c.pre_stop is not None:
+                c.pre_stop.cancel()  # remove_pod below kills what it was stopping
         if self.pod_ip and not self.host_network:
             self.node.allocator.release(self.pod_ip)
         self.runtime.remove_pod(self)
@@ -280,7 +282,27 @@ class PodWorker:
             grace = probe.get("terminationGracePeriodSeconds")
             if grace is None:
                 grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
-            self.runtime.stop(self, c, now, float(30 if grace is None else grace))
+            self._kill(pod, c, now, float(30 if grace is None else grace))
+
+    def _kill(self, pod: dict[str, Any], c: Container, now: float, grace: float) -> None:
+        """Stop the run: its preStop hook first (lifecycle.py) when it has one and the runtime can
+        run it, then SIGTERM, SIGKILL after the grace period."""
+        hook = lifecycle.pre_stop_hook(c.spec)
+        context = self.runtime.probe_context(c) if hook else None
+        if hook is None or context is None:
+            self.runtime.stop(self, c, now, grace)
+            return
+
+        async def hook_then_stop() -> None:
+            failure, left = await lifecycle.run_pre_stop(hook, c.spec, context, grace)
+            if failure is not None:
+                log.info("pod %s: preStop hook of %s failed: %s", self.key, c.name, failure)
+                self._event(self._pod(pod), WARNING, "FailedPreStopHook", "PreStopHook failed")
+            if c.state == "running":
+                self.runtime.stop(self, c, time.time(), left)
+            self.notify()
+
+        c.pre_stop = asyncio.create_task(hook_then_stop(), name=f"preStop:{self.key}/{c.name}")
 
     def _pod(self, fallback: dict[str, Any]) -> dict[str, Any]:
         return self.kubelet.pods.get(self.key) or fallback
@@ -303,7 +325,7 @@ class PodWorker:
             if not c.stopping:
                 c.stopping = True
                 self._event(pod, NORMAL, "Killing", f"Stopping container {c.name}")
-                self.runtime.stop(self, c, now, grace_s)
+                self._kill(pod, c, now, grace_s)
             result = self.runtime.poll(self, c, now)
             if isinstance(result, Exit):
                 self._exited(c, result)

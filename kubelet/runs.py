@@ -58,6 +58,12 @@ class Handle:
             return False
         return Path(f"/proc/{shim}").exists()
 
+    def kill_shim(self) -> None:
+        try:
+            os.kill(int(json.loads((self.directory / "pid.json").read_text())["shim"]), signal.SIGKILL)
+        except (OSError, ValueError, KeyError):
+            pass
+
     def exit(self) -> dict[str, Any] | None:
         try:
             return dict(json.loads((self.directory / "exit.json").read_text()))
@@ -83,14 +89,21 @@ def signal_run(directory: Path, cgroup: str, sig: int) -> None:
             pass
 
 
-def remove_run(directory: Path) -> bool:
-    """Kill what is left of a run, remove its cgroup and directory; False if the cgroup is still busy."""
+def remove_run(directory: Path, force: bool = False) -> bool:
+    """Kill what is left of a run, remove its cgroup and directory; False if the cgroup is still busy
+    or the shim has not finished yet (it writes exit.json when the container dies: removing the
+    directory under it would leave that file behind). `force`: kill the shim too."""
     try:
         meta = json.loads((directory / "meta.json").read_text())
     except (OSError, ValueError):
         meta = {}
     cgroup = meta.get("cgroup") or ""
     signal_run(directory, cgroup, signal.SIGKILL)
+    shim = Handle(directory)
+    if shim.shim_alive():
+        if not force:
+            return False
+        shim.kill_shim()
     if cgroup and Path(cgroup).exists():
         try:
             os.rmdir(cgroup)
