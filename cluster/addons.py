@@ -1,5 +1,6 @@
-"""What a fresh cluster holds besides its components: the default StorageClass, and the
-metrics API's registration when metrics-server runs (metrics_addon.py).
+"""What a fresh cluster holds besides its components: the `kube-dns` Service when the cluster DNS
+runs (dns_addon.py), the default StorageClass, and the metrics API's registration when
+metrics-server runs (metrics_addon.py).
 
 A real cluster ships with a few objects its installer creates (minikube's "default-storageclass"
 addon, kind's `standard` class), so that a textbook's PersistentVolumeClaim without a class is
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.errors import AlreadyExistsError
+from api.errors import AlreadyExistsError, InvalidError
 from client import RESTClient
-from cluster.metrics_addon import ensure_metrics_api
+from cluster.dns_addon import dns_objects
+from cluster.metrics_addon import metrics_objects
 
 DEFAULT_STORAGE_CLASS: dict[str, Any] = {
     "apiVersion": "storage.k8s.io/v1",
@@ -31,9 +33,28 @@ DEFAULT_STORAGE_CLASS: dict[str, Any] = {
 }
 
 
-async def ensure_addons(api: RESTClient, metrics_server_port: int = 0) -> list[str]:
-    """Create what is missing; returns a line for each object created."""
+async def ensure_objects(api: RESTClient, objects: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Create each object, or bring an existing one to what `up` wants (these belong to `up`: their
+    spec, subsets and rules are overwritten); returns "Kind name" for each one created."""
+    created = []
+    for resource, obj in objects:
+        try:
+            await api.create(resource, obj)
+            created.append(f"{obj['kind']} {obj['metadata']['name']}")
+        except AlreadyExistsError:
+            change = {k: v for k, v in obj.items() if k in ("spec", "subsets", "rules")}
+            await api.patch(resource, obj["metadata"]["name"], change, obj["metadata"].get("namespace"))
+    return created
+
+
+async def ensure_addons(
+    api: RESTClient, metrics_server_port: int = 0, dns: tuple[str, list[str], int] | None = None
+) -> list[str]:
+    """Create what is missing; returns a line for each object created. `dns`: the kube-dns Service's
+    address, where the cluster DNS listens and its port (no DNS: None)."""
     lines = []
+    if dns:
+        lines += await ensure_cluster_dns(api, *dns)
     try:
         await api.create("storageclasses.storage.k8s.io", DEFAULT_STORAGE_CLASS)
         lines.append('StorageClass "standard" (default): claims without a class get a host-path volume')
@@ -42,3 +63,21 @@ async def ensure_addons(api: RESTClient, metrics_server_port: int = 0) -> list[s
     if metrics_server_port:
         lines += await ensure_metrics_api(api, metrics_server_port)
     return lines
+
+
+async def ensure_metrics_api(api: RESTClient, port: int) -> list[str]:
+    """The metrics API's registration, brought to this port."""
+    created = await ensure_objects(api, metrics_objects(port))
+    if not created:
+        return []
+    return [f"metrics API: {', '.join(created)} (kubectl top; metrics-server on 127.0.0.1:{port})"]
+
+
+async def ensure_cluster_dns(api: RESTClient, cluster_ip: str, addresses: list[str], port: int) -> list[str]:
+    try:
+        created = await ensure_objects(api, dns_objects(addresses, port, cluster_ip))
+    except InvalidError as exc:  # e.g. a Service of the user's holds 10.96.0.10 already
+        return [f"! no kube-dns Service, pods will not resolve names: {exc}"]
+    if not created:
+        return []
+    return [f"cluster DNS: {', '.join(created)} ({cluster_ip}:53 → {', '.join(addresses)} port {port})"]

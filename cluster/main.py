@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from cluster.classroom import CLASSROOM, apiserver_args_with_preset, controller_manager_args_with_preset
-from cluster.plan import ClusterOptions
+from cluster.plan import CLUSTER_CIDR, SERVICE_CIDR, ClusterOptions, check_ranges
 from cluster.ports import kubelet_ports, port_free
 from cluster.processes import remove_containers, remove_proxy_rules, stop_all
 from cluster.state import RunState
@@ -86,6 +86,12 @@ def up(
     runtime: Annotated[
         str, typer.Option("--runtime", help="The kubelets' runtime: simulated, or process (real containers; root).")
     ] = "simulated",
+    service_cluster_ip_range: Annotated[
+        str, typer.Option("--service-cluster-ip-range", help="Services' addresses; the DNS Service gets the 10th.")
+    ] = SERVICE_CIDR,
+    cluster_cidr: Annotated[
+        str, typer.Option("--cluster-cidr", help="Pods' addresses, a /24 per node.")
+    ] = CLUSTER_CIDR,
     not_ready_toleration: Annotated[
         int | None, typer.Option("--default-not-ready-toleration-seconds")
     ] = None,
@@ -135,6 +141,9 @@ def up(
         metric_resolution = metric_resolution or p.metric_resolution
     if runtime not in ("simulated", "process"):
         _fail(f"invalid --runtime {runtime!r}: must be simulated or process")
+    problem = check_ranges(service_cluster_ip_range, cluster_cidr, nodes)
+    if problem:
+        _fail(f"invalid address ranges: {problem}")
     path = data_dir_path(data_dir)
     _refuse_if_running(path)
     wanted = [
@@ -179,6 +188,8 @@ def up(
         memory=memory,
         max_pods=max_pods,
         runtime=runtime,
+        service_cluster_ip_range=service_cluster_ip_range,
+        cluster_cidr=cluster_cidr,
         default_not_ready_toleration_seconds=not_ready_toleration,
         default_unreachable_toleration_seconds=unreachable_toleration,
         verbosity=verbosity,

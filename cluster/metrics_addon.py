@@ -23,9 +23,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.errors import AlreadyExistsError
-from client import RESTClient
-
 NAMESPACE = "kube-system"
 NAME = "metrics-server"
 LABELS = {"k8s-app": NAME, "addonmanager.kubernetes.io/mode": "Reconcile"}
@@ -67,18 +64,3 @@ def metrics_objects(port: int) -> list[tuple[str, dict[str, Any]]]:
     }  # fmt: skip
     return [("services", service), ("endpoints", endpoints), ("apiservices.apiregistration.k8s.io", api_service),
             ("clusterroles.rbac.authorization.k8s.io", reader)]  # fmt: skip
-
-
-async def ensure_metrics_api(api: RESTClient, port: int) -> list[str]:
-    """Create the registration, or bring an existing one to this port; a line per object created."""
-    created = []
-    for resource, obj in metrics_objects(port):
-        try:
-            await api.create(resource, obj)
-            created.append(f"{obj['kind']} {obj['metadata']['name']}")
-        except AlreadyExistsError:
-            change = {k: v for k, v in obj.items() if k in ("spec", "subsets", "rules")}
-            await api.patch(resource, obj["metadata"]["name"], change, obj["metadata"].get("namespace"))
-    if not created:
-        return []
-    return [f"metrics API: {', '.join(created)} (kubectl top; metrics-server on 127.0.0.1:{port})"]

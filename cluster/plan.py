@@ -10,7 +10,9 @@ must keep talking to *this* cluster even if the user switches kubectl's current 
 Ports (each must be free; `up` refuses to start otherwise):
 - API server: `--port` (8080, the old insecure port that kubectl falls back to);
 - controller-manager 10252 and scheduler 10251 (their historical /healthz ports);
-- the cluster DNS (`mini-cluster-dns`) on `--dns-port` 10053 (UDP and TCP), /healthz on 10054;
+- the cluster DNS (`mini-cluster-dns`) on `--dns-port` 10053 (UDP and TCP) of 127.0.0.1 and, with
+  real pods, of every node's bridge address, where the `kube-dns` Service (10.96.0.10:53, which
+  the kubelets' `--cluster-dns` names) sends pods (cluster/dns_addon.py); /healthz on 10054;
 - metrics-server (`mini-metrics-server`) on `--metrics-server-port` 10260, reached by the API
   server's aggregation layer through the APIService `v1beta1.metrics.k8s.io` (cluster/addons.py);
 - with `--runtime process`, `mini-kube-proxy` with its /healthz on `--kube-proxy-port` 10256: one
@@ -20,8 +22,10 @@ Ports (each must be free; `up` refuses to start otherwise):
   skipping the ports above. Each kubelet reports InternalIP 127.0.0.1 and its own port in
   `status.daemonEndpoints`, so `kubectl logs` through the API server reaches the right one.
 
-Pod networks: node-i gets `--pod-cidr 10.244.<i-1>.0/24`, so pod IPs are unique cluster-wide, all
-inside CLUSTER_CIDR, which kube-proxy is told (clients outside it are masqueraded).
+Pod networks: node-i gets `--pod-cidr 10.244.<i-1>.0/24` (the i-th /24 of `--cluster-cidr`), so pod
+IPs are unique cluster-wide, all inside the cluster CIDR, which kube-proxy is told (clients outside
+it are masqueraded). Services get addresses from `--service-cluster-ip-range` (10.96.0.0/12), the
+DNS Service the tenth (10.96.0.10).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from cluster.dns_addon import CLUSTER_DOMAIN
 
 # (component kind, python package) - the package is what runs as `python -m <package>`.
 MODULES = {
@@ -61,6 +67,10 @@ class Component:
         return "/readyz" if self.kind == "apiserver" else "/healthz"
 
 
+CLUSTER_CIDR = "10.244.0.0/14"  # the kubelet's default --cluster-cidr; room for 1,024 nodes' /24s
+SERVICE_CIDR = "10.96.0.0/12"  # the API server's default --service-cluster-ip-range
+
+
 @dataclass
 class ClusterOptions:
     """Everything `mini-k8s up` was asked for. Optional timing flags are passed through only when
@@ -91,6 +101,10 @@ class ClusterOptions:
     memory: str | None = None
     max_pods: int | None = None
     runtime: str = "simulated"  # the kubelets' --runtime (process: real containers, needs root)
+    # the address ranges: Services (API server, kube-proxy, the DNS Service's address) and pods
+    # (a /24 per node, kube-proxy's --cluster-cidr); two clusters on one machine need their own
+    service_cluster_ip_range: str = SERVICE_CIDR
+    cluster_cidr: str = CLUSTER_CIDR
     # API server
     secure_port: int = 0  # --secure: HTTPS with the certificates of <data-dir>/pki (cluster/pki.py) and RBAC
     default_not_ready_toleration_seconds: int | None = None
@@ -130,14 +144,42 @@ def node_names(count: int) -> list[str]:
     return [f"node-{i}" for i in range(1, count + 1)]
 
 
-def pod_cidr(index: int) -> str:
-    """node-1 gets 10.244.0.0/24, node-2 10.244.1.0/24, … (inside the kubelet's default
-    --cluster-cidr 10.244.0.0/14). Pinned, because kubelet *processes* that start in the same
+def pod_cidr(index: int, cluster_cidr: str = CLUSTER_CIDR) -> str:
+    """node-1 gets 10.244.0.0/24, node-2 10.244.1.0/24, … (the /24s of --cluster-cidr, the
+    kubelet's default 10.244.0.0/14). Pinned, because kubelet *processes* that start in the same
     instant would otherwise each pick the lowest free range - the same one."""
-    return f"{ipaddress.ip_address('10.244.0.0') + 256 * index}/24"
+    return f"{ipaddress.ip_network(cluster_cidr).network_address + 256 * index}/24"
 
 
-CLUSTER_CIDR = "10.244.0.0/14"  # the kubelet's default --cluster-cidr; every pod_cidr() is inside
+def check_ranges(service_cidr: str, cluster_cidr: str, nodes: int) -> str:
+    """What is wrong with the two ranges `up` was given, or ""."""
+    try:
+        services = ipaddress.ip_network(service_cidr)
+        pods = ipaddress.ip_network(cluster_cidr)
+    except ValueError as exc:
+        return str(exc)
+    if services.version != 4 or pods.version != 4:
+        return "only IPv4 ranges are supported"
+    if services.num_addresses < 16:
+        return f"--service-cluster-ip-range {service_cidr} is too small (the DNS Service takes its tenth address)"
+    if pods.prefixlen > 24 or pods.num_addresses // 256 < nodes:
+        return f"--cluster-cidr {cluster_cidr} has no room for a /24 per node ({nodes})"
+    if services.overlaps(pods):
+        return f"--service-cluster-ip-range {service_cidr} overlaps --cluster-cidr {cluster_cidr}"
+    return ""
+
+
+def cluster_dns_ip(service_cidr: str) -> str:
+    """The `kube-dns` Service's address: the tenth of the Service range, as kubeadm picks it."""
+    return str(ipaddress.ip_network(service_cidr).network_address + 10)
+
+
+def dns_endpoints(opts: ClusterOptions) -> list[str]:
+    """Where pods reach the cluster DNS (the `kube-dns` Endpoints, cluster/dns_addon.py): each node's
+    bridge address with real pods; the host's loopback with simulated ones, which have no network."""
+    if opts.runtime != "process" or not opts.nodes:
+        return ["127.0.0.1"]
+    return [str(ipaddress.ip_network(pod_cidr(i, opts.cluster_cidr)).network_address + 1) for i in range(opts.nodes)]
 
 
 def _optional(flag: str, value: object) -> list[str]:
@@ -178,6 +220,8 @@ def plan(opts: ClusterOptions) -> list[Component]:
         "--port",
         str(opts.port),
     ]
+    if opts.service_cluster_ip_range != SERVICE_CIDR:
+        api_args += ["--service-cluster-ip-range", opts.service_cluster_ip_range]
     if opts.etcd_servers:
         api_args += ["--etcd-servers", opts.etcd_servers]
         api_args += _optional("--etcd-prefix", opts.etcd_prefix or None)
@@ -220,6 +264,7 @@ def plan(opts: ClusterOptions) -> list[Component]:
 
     if opts.dns_port:
         dns_args = [*master, "--port", str(opts.dns_port), "--health-port", str(opts.dns_health_port)]
+        dns_args += ["--address", ",".join(dict.fromkeys(["127.0.0.1", *dns_endpoints(opts)]))]
         components.append(Component("cluster-dns", "cluster-dns", (*dns_args, *verbose), opts.dns_health_port))
 
     if opts.metrics_server_port:
@@ -235,7 +280,8 @@ def plan(opts: ClusterOptions) -> list[Component]:
 
     if opts.kube_proxy_port and opts.runtime == "process":
         health = f"127.0.0.1:{opts.kube_proxy_port}"
-        kp_args = [*master, "--cluster-cidr", CLUSTER_CIDR, "--healthz-bind-address", health]
+        kp_args = [*master, "--cluster-cidr", opts.cluster_cidr, "--service-cluster-ip-range",
+                   opts.service_cluster_ip_range, "--healthz-bind-address", health]  # fmt: skip
         kp_args += [*verbose, *_split_extra(opts.kube_proxy_args)]
         components.append(Component("kube-proxy", "kube-proxy", tuple(kp_args), opts.kube_proxy_port))
 
@@ -243,7 +289,10 @@ def plan(opts: ClusterOptions) -> list[Component]:
         raise ValueError(f"need {opts.nodes} kubelet ports, got {len(opts.kubelet_ports)}")
     for index, (node, port) in enumerate(zip(node_names(opts.nodes), opts.kubelet_ports, strict=False)):
         kl_args = [*master, "--node-name", node, "--port", str(port), "--address", "127.0.0.1"]
-        kl_args += ["--pod-cidr", pod_cidr(index)]
+        kl_args += ["--pod-cidr", pod_cidr(index, opts.cluster_cidr)]
+        if opts.dns_port:
+            kl_args += ["--cluster-dns", cluster_dns_ip(opts.service_cluster_ip_range), "--cluster-domain",
+                        CLUSTER_DOMAIN]  # fmt: skip
         kl_args += _optional("--node-status-update-frequency", opts.node_status_update_frequency)
         kl_args += _optional("--node-lease-duration", opts.node_lease_duration)
         kl_args += _optional("--pod-startup-delay", opts.pod_startup_delay)

@@ -184,13 +184,26 @@ def remove_containers(data_dir: Path, report: Callable[[str], None] | None = Non
             report(f"{root.name}: {(done.stdout or done.stderr).strip()}")
 
 
+def _flag_value(args: list[str], flag: str) -> str:
+    """The last value given to `flag` (as `--flag value` or `--flag=value`), or ""."""
+    value = ""
+    for i, arg in enumerate(args):
+        if arg == flag and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith(flag + "="):
+            value = arg.split("=", 1)[1]
+    return value
+
+
 def remove_proxy_rules(components: list[dict[str, Any]], report: Callable[[str], None] | None = None) -> None:
     """After kube-proxy stopped: its own exit removes its nftables table and undoes its sysctls and
-    routes, but a SIGKILL skips that, so `down` runs `mini-kube-proxy --cleanup` (its default table)."""
+    routes, but a SIGKILL skips that, so `down` runs `mini-kube-proxy --cleanup` with the table it was
+    started with (`--kube-proxy-arg=--nftables-table=…`, else the default)."""
     for c in components:
         if c.get("kind") != "kube-proxy":
             continue
-        done = subprocess.run([sys.executable, "-m", "kube_proxy", "--cleanup"], capture_output=True, text=True,
-                              check=False)  # fmt: skip
+        table = _flag_value(list(c.get("args") or []), "--nftables-table")
+        command = [sys.executable, "-m", "kube_proxy", "--cleanup", *(["--nftables-table", table] if table else [])]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
         if report and done.returncode != 0:
             report(f"kube-proxy cleanup: {(done.stderr or done.stdout).strip()}")

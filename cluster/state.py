@@ -39,7 +39,7 @@ class RunState:
     def log_path(self, name: str) -> Path:
         return self.data_dir / "logs" / f"{name}.log"
 
-    def record(self, name: str, kind: str, pid: int, port: int, node: str = "") -> None:
+    def record(self, name: str, kind: str, pid: int, port: int, node: str = "", args: tuple[str, ...] = ()) -> None:
         self.components = [c for c in self.components if c["name"] != name]
         self.components.append(
             {
@@ -49,6 +49,7 @@ class RunState:
                 "port": port,
                 "node": node,
                 "log": str(self.log_path(name)),
+                "args": list(args),
             }
         )
         self.save()

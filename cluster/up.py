@@ -26,7 +26,7 @@ from api.errors import StatusError
 from client import ConfigError, ConnectionFailed, write_context
 from cluster.addons import ensure_addons
 from cluster.pki import cluster_pki
-from cluster.plan import ClusterOptions, Component, plan
+from cluster.plan import ClusterOptions, Component, cluster_dns_ip, dns_endpoints, plan
 from cluster.processes import Handle, log_tail, spawn, stop_all
 from cluster.readiness import Interrupted, Prober, StartupError, node_ready, wait_for
 from cluster.state import RunState
@@ -64,7 +64,7 @@ class Supervisor:
         proc = spawn(component, self.state.log_path(component.name), detach=self.detach)
         handle = Handle(component.name, component.kind, proc.pid, proc)
         self.handles.append(handle)
-        self.state.record(component.name, component.kind, proc.pid, component.port, component.node)
+        self.state.record(component.name, component.kind, proc.pid, component.port, component.node, component.args)
         return handle
 
     def on_signal(self) -> None:
@@ -143,8 +143,13 @@ async def _bring_up(
         raise StartupError(f"cannot write the kubeconfig: {exc}") from exc
     say(f'✓ kubeconfig: context "{CONTEXT}" written to {path} (now the current context)')
     try:
-        for line in await ensure_addons(prober.api, sup.opts.metrics_server_port):
-            say(f"✓ {line}")
+        opts = sup.opts
+        dns = None
+        if opts.dns_port:
+            dns = (cluster_dns_ip(opts.service_cluster_ip_range), dns_endpoints(opts), opts.dns_port)
+        addons = ensure_addons(prober.api, opts.metrics_server_port, dns)
+        for line in await addons:
+            say(line if line.startswith("!") else f"✓ {line}")
     except (StatusError, ConnectionFailed) as exc:
         raise StartupError(f"cannot create the cluster's default objects: {exc}", api.name) from exc
 

@@ -5,7 +5,11 @@ two informers (Services, EndpointSlices). Where CoreDNS runs as a Deployment beh
 `kube-dns` Service, mini-k8s runs this as a host process started by `mini-k8s up`: pods of the
 simulated runtime have no network to reach a pod-hosted DNS through, so a process on a host
 port is the one arrangement that works with every runtime. It listens on --port (default
-10053, not 53: that needs root, and the machine's own resolver often holds it).
+10053, not 53: that needs root, and the machine's own resolver often holds it) of every
+--address. Pods reach it the Kubernetes way, through the `kube-dns` Service (10.96.0.10:53):
+`mini-k8s up` gives that Service no selector and Endpoints naming the nodes' bridge addresses
+(the host as pods see it), which the endpointslicemirroring controller turns into EndpointSlices
+and kube-proxy into DNAT rules (cluster/dns_addon.py).
 
     dig @127.0.0.1 -p 10053 web.default.svc.cluster.local
 """
@@ -50,7 +54,9 @@ def upstream_address(spec: str, resolv_conf: Path = Path("/etc/resolv.conf")) ->
 def run(
     master: Annotated[str, typer.Option("--master", help="The API server's address (overrides kubeconfig).")] = "",
     kubeconfig: Annotated[str, typer.Option("--kubeconfig", help="Path to a kubeconfig file.")] = "",
-    address: Annotated[str, typer.Option("--address", help="The address to serve DNS on.")] = "127.0.0.1",
+    address: Annotated[
+        str, typer.Option("--address", help="The addresses to serve DNS on (comma-separated), as CoreDNS's bind.")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="The DNS port (UDP and TCP).")] = 10053,
     cluster_domain: Annotated[str, typer.Option("--cluster-domain", help="The cluster's zone.")] = "cluster.local",
     ttl: Annotated[int, typer.Option("--ttl", help="TTL of the zone's answers, in seconds.")] = 5,
@@ -64,8 +70,9 @@ def run(
     except ValueError as exc:
         typer.echo(f"error: --upstream {upstream!r}: {exc}", err=True)
         raise typer.Exit(2) from exc
+    addresses = [a.strip() for a in address.split(",") if a.strip()] or ["127.0.0.1"]
     options = {"master": cmdline.server_url(master) if master else "", "kubeconfig": kubeconfig,
-               "address": address, "port": port, "zone": cluster_domain, "ttl": ttl, "upstream": forward,
+               "addresses": addresses, "port": port, "zone": cluster_domain, "ttl": ttl, "upstream": forward,
                "health_port": health_port}
     sys.exit(asyncio.run(_main(options)))
 
@@ -97,18 +104,18 @@ async def _serve(options: dict[str, Any]) -> None:
     )
     resolver = Resolver(records, options["ttl"], options["upstream"])
     factory.start()
-    udp, tcp = await serve(resolver, options["address"], options["port"])
+    listeners = await serve(resolver, options["addresses"], options["port"])
     ready = False
-    health_task = health.serve(options["address"], options["health_port"], lambda: ready) if options[
-        "health_port"] else None
-    log.info("serving DNS for %s on %s:%d", options["zone"], options["address"], options["port"])
+    first = options["addresses"][0]
+    health_task = health.serve(first, options["health_port"], lambda: ready) if options["health_port"] else None
+    log.info("serving DNS for %s on %s port %d", options["zone"], ", ".join(options["addresses"]), options["port"])
     try:
         synced = await factory.wait_for_cache_sync()
         ready = all(synced.values())
         await asyncio.Event().wait()
     finally:
-        udp.close()
-        tcp.close()
+        for listener in listeners:
+            listener.close()
         if health_task is not None:
             health_task.cancel()
         await factory.shutdown()

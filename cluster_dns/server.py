@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import struct
+import sys
 from typing import cast
 
 from dnslib import CNAME, QTYPE, RCODE, RR, SRV, A, DNSRecord
@@ -20,6 +22,7 @@ from cluster_dns.records import ClusterRecords
 
 log = logging.getLogger("cluster_dns")
 UDP_LIMIT = 512
+IP_FREEBIND = 15  # <linux/in.h>; the socket module names it only from Python 3.12
 
 
 class Resolver:
@@ -123,8 +126,39 @@ async def _tcp_client(resolver: Resolver, reader: asyncio.StreamReader, writer: 
         writer.close()
 
 
-async def serve(resolver: Resolver, address: str, port: int) -> tuple[asyncio.DatagramTransport, asyncio.Server]:
+def _socket(address: str, port: int, kind: socket.SocketKind) -> socket.socket:
+    """A socket bound even to an address the host does not have yet (IP_FREEBIND): a node's bridge
+    address appears when its kubelet starts, which may be after us."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, kind)
+    try:
+        if kind == socket.SOCK_STREAM:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if sys.platform == "linux":
+            sock.setsockopt(socket.SOL_IP, getattr(socket, "IP_FREEBIND", IP_FREEBIND), 1)
+        sock.bind((address, port))
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve(resolver: Resolver, addresses: list[str], port: int) -> list[asyncio.BaseTransport | asyncio.Server]:
+    """UDP and TCP on `port` of every address; what to close when done."""
     loop = asyncio.get_running_loop()
-    udp, _ = await loop.create_datagram_endpoint(lambda: _UDP(resolver), local_addr=(address, port))
-    tcp = await asyncio.start_server(lambda r, w: _tcp_client(resolver, r, w), address, port)
-    return udp, tcp
+    out: list[asyncio.BaseTransport | asyncio.Server] = []
+    try:
+        for address in addresses:
+            udp, _ = await loop.create_datagram_endpoint(
+                lambda: _UDP(resolver), sock=_socket(address, port, socket.SOCK_DGRAM)
+            )
+            out.append(udp)
+            out.append(await asyncio.start_server(
+                lambda r, w: _tcp_client(resolver, r, w), sock=_socket(address, port, socket.SOCK_STREAM)
+            ))  # fmt: skip
+    except OSError:
+        for item in out:
+            item.close()
+        raise
+    return out

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cluster.plan import ClusterOptions, plan
+from cluster.plan import ClusterOptions, check_ranges, dns_endpoints, plan
 from cluster.ports import kubelet_ports
 from tests.support.component import REPO
 
@@ -57,13 +57,36 @@ def test_kube_proxy_runs_once_with_the_process_runtime_and_knows_the_pod_range()
     proxy = [c for c in plan(every_option_set()) if c.kind == "kube-proxy"]
     assert len(proxy) == 1  # one per machine: the nodes share its network stack
     assert proxy[0].args == ("--master", "http://127.0.0.1:18080", "--cluster-cidr", "10.244.0.0/14",
-                             "--healthz-bind-address", "127.0.0.1:18256", "-v", "1", "--masquerade-all")  # fmt: skip
+                             "--service-cluster-ip-range", "10.96.0.0/12", "--healthz-bind-address",
+                             "127.0.0.1:18256", "-v", "1", "--masquerade-all")  # fmt: skip
     assert proxy[0].port == 18256
     simulated = plan(ClusterOptions(data_dir=Path("/tmp/x"), nodes=1, kubelet_ports=[10250]))
     assert all(c.kind != "kube-proxy" for c in simulated)  # its pods have no network to proxy to
     off = plan(ClusterOptions(data_dir=Path("/tmp/x"), nodes=1, kubelet_ports=[10250], runtime="process",
                               kube_proxy_port=0))  # fmt: skip
     assert all(c.kind != "kube-proxy" for c in off)
+
+
+def test_pods_find_the_cluster_dns_through_the_kube_dns_service_address() -> None:
+    """Kubelets name the tenth address of the Service range; the DNS listens on each node's bridge
+    address (what the kube-dns Endpoints name) with real pods, on loopback only with simulated ones."""
+    opts = ClusterOptions(data_dir=Path("/tmp/x"), nodes=2, kubelet_ports=[10250, 10255], runtime="process",
+                          service_cluster_ip_range="10.100.0.0/16", cluster_cidr="10.50.0.0/16")  # fmt: skip
+    components = {c.name: c for c in plan(opts)}
+    kubelet = components["kubelet-node-2"].args
+    assert kubelet[kubelet.index("--pod-cidr") + 1] == "10.50.1.0/24"
+    assert kubelet[kubelet.index("--cluster-dns") + 1 :][:3] == ("10.100.0.10", "--cluster-domain", "cluster.local")
+    dns = components["cluster-dns"].args
+    assert dns[dns.index("--address") + 1] == "127.0.0.1,10.50.0.1,10.50.1.1"
+    assert dns_endpoints(opts) == ["10.50.0.1", "10.50.1.1"]
+    api = components["apiserver"].args
+    assert api[api.index("--service-cluster-ip-range") + 1] == "10.100.0.0/16"
+    simulated = ClusterOptions(data_dir=Path("/tmp/x"), nodes=2, kubelet_ports=[10250, 10255])
+    assert dns_endpoints(simulated) == ["127.0.0.1"]
+    assert "--service-cluster-ip-range" not in {c.name: c for c in plan(simulated)}["apiserver"].args  # the default
+    assert check_ranges("10.96.0.0/12", "10.244.0.0/14", 3) == ""
+    assert "overlaps" in check_ranges("10.0.0.0/8", "10.244.0.0/14", 3)
+    assert "no room" in check_ranges("10.96.0.0/12", "10.244.0.0/23", 3)
 
 
 def test_kubelet_ports_skip_the_ports_given_to_others() -> None:

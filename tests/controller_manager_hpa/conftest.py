@@ -6,7 +6,7 @@
     scheduler -> kubelet again
 
 One cluster per module (starting processes is the slow part); each test works in its own
-namespace. The registration objects are the ones `mini-k8s up` creates (cluster/metrics_addon.py).
+namespace. The registration objects are the ones `mini-k8s up` creates (cluster/metrics_addon.py, addons.py).
 Timing flags are turned down so that what takes minutes on a real cluster takes seconds:
 
     flag                                                   Kubernetes   here
@@ -30,7 +30,7 @@ import httpx
 import pytest
 
 from client import RESTClient
-from cluster.metrics_addon import ensure_metrics_api
+from cluster.addons import ensure_metrics_api
 from tests.controller_manager_infra.conftest import start_manager
 from tests.controller_manager_infra.helpers import Cluster
 from tests.controller_manager_workloads.conftest import scheduler_and_kubelet

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import httpx
@@ -21,6 +22,7 @@ def test_down_removes_every_container_process_and_cgroup(tmp_path: Path) -> None
     kubectl = kubectl_binary()
     data, kubeconfig = tmp_path / "data", tmp_path / "kubeconfig"
     port = free_port()
+    table = f"mkp-{uuid.uuid4().hex[:6]}"  # not the default table, which the user's own cluster may be using
     env = dict(os.environ, KUBECONFIG=str(kubeconfig), NO_PROXY="127.0.0.1,localhost")
     up = [sys.executable, "-m", "cluster", "up", "-d", "--runtime", "process", "--data-dir", str(data),
           "--port", str(port), "--nodes", "1", "--controller-manager-port", str(free_port()),
@@ -28,7 +30,7 @@ def test_down_removes_every_container_process_and_cgroup(tmp_path: Path) -> None
           "--dns-port", str(free_port()), "--dns-health-port", str(free_port()),
           "--metrics-server-port", str(free_port()), "--kube-proxy-port", str(free_port()),
           "--pod-startup-delay", "0", "--kubeconfig", str(kubeconfig),
-          f"--kubelet-arg=--pod-cidr={random_pod_cidr()}"]  # fmt: skip
+          f"--kubelet-arg=--pod-cidr={random_pod_cidr()}", f"--kube-proxy-arg=--nftables-table={table}"]  # fmt: skip
     down = [sys.executable, "-m", "cluster", "down", "--data-dir", str(data)]
     out = subprocess.run(up, capture_output=True, text=True, env=env, cwd=REPO, timeout=90)
     try:
@@ -53,8 +55,8 @@ def test_down_removes_every_container_process_and_cgroup(tmp_path: Path) -> None
         bridge = json.loads((node_root / "bridge").read_text())["bridge"]
         network = [Path(f"/var/run/netns/mk-{uid}"), Path(f"/sys/class/net/{veth}"), Path(f"/sys/class/net/{bridge}")]
         assert all(p.exists() for p in network)
-        table = subprocess.run(["nft", "list", "table", "ip", "mini-kube-proxy"], capture_output=True, text=True)
-        assert "rules for mini-kube-proxy" in table.stdout, table.stderr
+        listed = subprocess.run(["nft", "list", "table", "ip", table], capture_output=True, text=True)
+        assert "rules for mini-kube-proxy" in listed.stdout, listed.stderr
         # a kube-proxy killed outright cannot remove its table: `down` must
         proxy = next(c for c in json.loads((data / "run" / "cluster.json").read_text())["components"]
                      if c["kind"] == "kube-proxy")  # fmt: skip
@@ -68,4 +70,4 @@ def test_down_removes_every_container_process_and_cgroup(tmp_path: Path) -> None
     left += [str(p) for p in [root / cid, *(r / cid for r in CGROUP_ROOTS), *network] if p.exists()]
     assert left == []
     tables = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True).stdout
-    assert "table ip mini-kube-proxy" not in tables
+    assert f"table ip {table}" not in tables
