@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -30,12 +31,15 @@ def unique(prefix: str) -> str:
 
 
 def web(cluster: ProxyCluster, name: str, replicas: int = 3, service: dict[str, Any] | None = None,
-        readiness: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+        readiness: dict[str, Any] | None = None,
+        lifecycle: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """A Deployment of the catalog's nginx and a Service in front of it; returns the Service once
     every replica is a ready endpoint."""
     container: dict[str, Any] = {"name": "nginx", "image": "nginx", "ports": [{"containerPort": 80}]}
     if readiness:
         container["readinessProbe"] = readiness
+    if lifecycle:
+        container["lifecycle"] = lifecycle
     apply(cluster, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name}, "spec": {
         "replicas": replicas, "selector": {"matchLabels": {"app": name}},
         "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [container]}}}})  # fmt: skip
@@ -206,6 +210,41 @@ def test_an_endpoint_that_turns_unready_gets_no_new_connections(cluster: ProxyCl
     wait_ready_endpoints(cluster, name, 1)
     wait_for(lambda: {served_by(url) for _ in range(5)} == {keep}, timeout=20, interval=0.2, what="rules updated")
     assert {served_by(url) for _ in range(50)} == {keep}
+
+
+def test_deleting_a_pod_mid_loop_loses_no_request(cluster: ProxyCluster) -> None:
+    """Readiness, EndpointSlices, kube-proxy and a preStop hook together: a client asking the
+    ClusterIP all the while a pod is deleted and replaced gets an answer every time."""
+    name = unique("steady")
+    probe = {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 1}
+    svc = web(cluster, name, replicas=2, readiness=probe, lifecycle={"preStop": {"sleep": {"seconds": 3}}})
+    url = f"http://{svc['spec']['clusterIP']}/"
+    wait_served(url)
+    victim = sorted(pod_names(cluster, name))[0]
+    results: Counter[str] = Counter()
+    stop = threading.Event()
+
+    def client() -> None:
+        while not stop.is_set():
+            try:
+                results[str(httpx.get(url, timeout=2).status_code)] += 1
+            except httpx.HTTPError as exc:
+                results[type(exc).__name__] += 1
+
+    loop = threading.Thread(target=client)
+    loop.start()
+    try:
+        wait_for(lambda: sum(results.values()) > 20, timeout=10, what="the client running")
+        cluster.kubectl("delete", "pod", victim, "--wait=false")
+        wait_for(lambda: victim not in pod_names(cluster, name) and len(ready_endpoints(cluster, name)) == 2,
+                 timeout=40, what="a ready replacement")  # fmt: skip
+        wait_for(lambda: cluster.api.get(f"/api/v1/namespaces/default/pods/{victim}").status_code == 404,
+                 timeout=30, what="the old pod gone")  # fmt: skip
+    finally:
+        stop.set()
+        loop.join()
+    assert set(results) == {"200"}, results
+    assert results["200"] > 50, results
 
 
 def test_dump_prints_the_rules_and_stopping_removes_them(cluster: ProxyCluster) -> None:
