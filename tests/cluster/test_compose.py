@@ -12,7 +12,7 @@ Three layers, each catching what the one before cannot:
 Rewrite rules (containers have their own network namespace and DNS; one host has neither):
 - `http://etcd:2379`       -> the test etcd's URL;
 - `http://apiserver:8080`  -> http://127.0.0.1:<the API server's free port>;
-- `--port N`               -> a free port per service (three kubelets cannot all have 10250);
+- `--port N`, `--health-port N` -> free ports per service (three kubelets cannot all have 10250);
 - `--bind-address 0.0.0.0` -> 127.0.0.1 (tests listen on loopback only);
 - `--address <service>`    -> 127.0.0.1 (a service name resolves only inside the compose network);
 - a healthcheck's `127.0.0.1:N` -> 127.0.0.1:<that service's free port>.
@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import dnslib
 import httpx
 import pytest
 import yaml
@@ -42,9 +43,10 @@ SCRIPTS = {  # console script -> the package it runs (pyproject's [project.scrip
     "mini-controller-manager": "controller_manager",
     "mini-scheduler": "scheduler",
     "mini-kubelet": "kubelet",
+    "mini-cluster-dns": "cluster_dns",
 }
 KUBELETS = ["kubelet-1", "kubelet-2", "kubelet-3"]
-COMPONENTS = ["apiserver", "controller-manager", "scheduler", *KUBELETS]
+COMPONENTS = ["apiserver", "controller-manager", "scheduler", "cluster-dns", *KUBELETS]
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +97,9 @@ def test_each_service_starts_after_its_dependency_is_healthy_and_has_a_healthche
     for name in COMPONENTS:
         check = services[name]["healthcheck"]
         assert check["test"][0] == "CMD" and {"interval", "timeout", "retries"} <= set(check), name
-        # the check asks the port the component really listens on
-        assert health_port(services[name]) == int(flag(services[name]["command"], "--port") or 0), name
+        # the check asks the port the component really serves it on
+        command = services[name]["command"]
+        assert health_port(services[name]) == int(flag(command, "--health-port") or flag(command, "--port") or 0), name
     assert "/readyz" in " ".join(services["apiserver"]["healthcheck"]["test"])
 
 
@@ -147,7 +150,7 @@ def test_the_etcd_command_uses_only_flags_etcd_knows(services: dict[str, Any]) -
 # ------------------------------------------------------------------ 3. the stack, on loopback
 
 
-def rewrite(command: list[str], urls: dict[str, str], port: int) -> list[str]:
+def rewrite(command: list[str], urls: dict[str, str], port: int, health: int = 0) -> list[str]:
     """A compose command, made runnable on this host (the rules in the module docstring)."""
     out = []
     for arg in command:
@@ -156,12 +159,16 @@ def rewrite(command: list[str], urls: dict[str, str], port: int) -> list[str]:
         name, eq, value = arg.partition("=")
         if eq and name == "--port":
             arg = f"--port={port}"
+        elif eq and name == "--health-port":
+            arg = f"--health-port={health}"
         elif eq and name in ("--bind-address", "--address"):
             arg = f"{name}=127.0.0.1"
         out.append(arg)
     for i, arg in enumerate(out[:-1]):  # the `--flag value` spelling
         if arg == "--port":
             out[i + 1] = str(port)
+        elif arg == "--health-port":
+            out[i + 1] = str(health)
         elif arg in ("--bind-address", "--address"):
             out[i + 1] = "127.0.0.1"
     return out
@@ -191,13 +198,15 @@ def test_the_stack_comes_up_from_the_compose_commands(
     services: dict[str, Any], etcd: EtcdProcess, tmp_path: Path
 ) -> None:
     ports = {name: free_port() for name in COMPONENTS}
+    health = {name: free_port() if flag(services[name]["command"], "--health-port") else ports[name]
+              for name in COMPONENTS}  # fmt: skip
     api_url = f"http://127.0.0.1:{ports['apiserver']}"
     urls = {"http://etcd:2379": etcd.url, "http://apiserver:8080": api_url}
     started: list[ComponentProcess] = []
 
     def start(name: str) -> ComponentProcess:
         script, *args = services[name]["command"]
-        proc = ComponentProcess(SCRIPTS[script], rewrite(args, urls, ports[name]))
+        proc = ComponentProcess(SCRIPTS[script], rewrite(args, urls, ports[name], health[name]))
         started.append(proc.start())
         return proc
 
@@ -236,11 +245,16 @@ def test_the_stack_comes_up_from_the_compose_commands(
             assert test[:2] == ["CMD", "python"]
             compose_addr, local_addr = (
                 f"127.0.0.1:{health_port(services[name])}/",
-                f"127.0.0.1:{ports[name]}/",
+                f"127.0.0.1:{health[name]}/",
             )
             cmd = [sys.executable, *(arg.replace(compose_addr, local_addr) for arg in test[2:])]
             check = subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=_no_proxy())
             assert check.returncode == 0, f"{name} healthcheck: {check.stderr}"
+
+        # the cluster DNS answers for the API server's own Service
+        question = dnslib.DNSRecord.question("kubernetes.default.svc.cluster.local")
+        answer = dnslib.DNSRecord.parse(question.send("127.0.0.1", ports["cluster-dns"], timeout=5))
+        assert [str(rr.rdata) for rr in answer.rr] == [_cluster_ip(api_url, "default", "kubernetes")]
 
         # and the way a student checks it: `mini-kubectl get nodes`
         kubectl = subprocess.run(
@@ -254,6 +268,11 @@ def test_the_stack_comes_up_from_the_compose_commands(
     finally:
         for proc in reversed(started):
             proc.stop()
+
+
+def _cluster_ip(api_url: str, namespace: str, name: str) -> str:
+    service = httpx.get(f"{api_url}/api/v1/namespaces/{namespace}/services/{name}", timeout=5).json()
+    return str(service["spec"]["clusterIP"])
 
 
 def _no_proxy() -> dict[str, str]:
