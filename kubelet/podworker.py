@@ -246,6 +246,13 @@ class PodWorker:
             self.start_time = rfc3339(now)
         self._event(pod, NORMAL, "Created", f"Created container: {c.name}")
         self._event(pod, NORMAL, "Started", f"Started container {c.name}")
+        hook = lifecycle.post_start_hook(c.spec)
+        context = self.runtime.probe_context(c) if hook else None
+        if hook and context:
+            failure = await lifecycle.run_post_start(hook, c.spec, context, pod)
+            if failure is not None:
+                self._event(pod, WARNING, "FailedPostStartHook", failure)
+                c.kill_reason = "FailedPostStartHook"  # _probe stops the run; restartPolicy decides the rest
         return True
 
     def _start_failed(self, pod: dict[str, Any], c: Container, now: float, exc: StartError) -> None:

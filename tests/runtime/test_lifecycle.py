@@ -1,5 +1,7 @@
-"""preStop hooks (kubelet/lifecycle.py): a deleted pod keeps serving while its hook runs, SIGTERM
-comes after; a failing hook is a FailedPreStopHook event and the container stops all the same."""
+"""Lifecycle hooks (kubelet/lifecycle.py). preStop: a deleted pod keeps serving while its hook runs,
+SIGTERM comes after; a failing hook is a FailedPreStopHook event and the container stops all the
+same. postStart: runs inside the container as it starts; a failing one kills the container, which
+restarts."""
 
 from __future__ import annotations
 
@@ -49,3 +51,25 @@ def test_a_failing_pre_stop_hook_is_an_event_and_the_container_stops_anyway(clus
         return cluster.api.get(f"/api/v1/namespaces/default/pods/{name}").status_code == 404
 
     wait_for(gone, timeout=20, what="the pod gone (SIGTERM after the failed hook)")
+
+
+def test_a_post_start_hook_runs_inside_the_container_as_it_starts(cluster: Cluster) -> None:
+    name = unique("poststart")
+    hook = {"postStart": {"exec": {"command": ["sh", "-c", "echo from-the-hook > /tmp/started"]}}}
+    script = "until [ -f /tmp/started ]; do sleep 0.1; done; cat /tmp/started; sleep 3600"
+    apply(cluster, pod_doc(name, {"image": "busybox", "command": ["sh", "-c", script], "lifecycle": hook}))
+    wait_for(lambda: "from-the-hook" in cluster.kubectl("logs", name).stdout, timeout=20,
+             what="the container reading what its postStart hook wrote in its own /tmp")  # fmt: skip
+    cluster.kubectl("delete", "pod", name, "--wait=false")
+
+
+def test_a_failing_post_start_hook_kills_the_container_which_restarts(cluster: Cluster) -> None:
+    name = unique("poststart-fail")
+    hook = {"postStart": {"exec": {"command": ["sh", "-c", "exit 7"]}}}
+    apply(cluster, pod_doc(name, {"image": "busybox", "command": ["sleep", "3600"], "lifecycle": hook},
+                           terminationGracePeriodSeconds=1))  # fmt: skip
+    cluster.wait_pod(name, lambda p: state(p).get("restartCount", 0) >= 1, timeout=40, what="a restart")
+    events = events_of(cluster, name)
+    assert "FailedPostStartHook" in events and "Exec lifecycle hook ([sh -c exit 7]) for Container" in events
+    assert "Killing" in events
+    cluster.kubectl("delete", "pod", name, "--wait=false")
