@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from kubelet import netns
+from kubelet import cgroups_cpu, netns
 from kubelet.runs import cgroup_parent, remove_run
 
 
@@ -26,11 +26,12 @@ def cleanup(root_dir: Path, timeout: float = 5.0) -> int:
         netns.remove(uid, root_dir)
     netns.remove_bridge(root_dir)
     parent, _ = cgroup_parent()
-    if parent is not None:
-        try:
-            parent.rmdir()  # the shared mini-k8s cgroup, once no kubelet on this machine uses it
-        except OSError:
-            pass
+    for shared in (parent, cgroups_cpu.v1_parent()):
+        if shared is not None:
+            try:
+                shared.rmdir()  # the shared mini-k8s cgroups, once no kubelet on this machine uses them
+            except OSError:
+                pass
     return removed
 
 

@@ -14,7 +14,8 @@ Current state: one directory per container run under `--root-dir`/containers/<id
                  --root-dir is under /tmp, which that would hide)
 
 plus a memory cgroup per run: /sys/fs/cgroup/memory/mini-k8s/<id> (cgroup v1) or
-/sys/fs/cgroup/mini-k8s/<id> (v2), with memory.limit_in_bytes / memory.max = the limit.
+/sys/fs/cgroup/mini-k8s/<id> (v2), with memory.limit_in_bytes / memory.max = the limit, and the CPU
+request and limit as shares and CFS quota (cgroups_cpu.py; on v1 in /sys/fs/cgroup/cpu/mini-k8s/<id>).
 What it does about the difference (the operations on one run are in runs.py): start = write the
 directory, create the cgroup, spawn the shim
 (shim.py) in its own session; poll = look for exit.json; stop = SIGTERM to the container's
@@ -49,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from api.quantity import parse_quantity
 from client import WARNING
-from kubelet import dns, netns
+from kubelet import cgroups_cpu, dns, netns
 from kubelet import env as envs
 from kubelet.cri import ContainerRuntime, Exit, StartError
 from kubelet.images import catalog
@@ -83,6 +84,8 @@ class ProcessRuntime(ContainerRuntime):
             self.cgroups.mkdir(exist_ok=True)
             if self.cgroup_version == 2:
                 enable_memory_controller(self.cgroups)
+        # cgroup v1: CPU shares and quota live in the cpu hierarchy, a second cgroup per run
+        self.cpu_cgroups = cgroups_cpu.v1_parent() if self.cgroup_version == 1 else None
         self.busybox = catalog.install_busybox(self.root / "images" / "busybox" / "bin")
         self.logs = ProcessLogs(self)
         self._doomed: set[Path] = set()
@@ -137,15 +140,17 @@ class ProcessRuntime(ContainerRuntime):
         directory = self.containers / cid
         (directory / "tmp").mkdir(parents=True)
         (directory / "tmp").chmod(0o1777)
-        cgroup = self._make_cgroup(cid, spec)
+        cgroup, cpu_cgroup = self._make_cgroup(cid, spec), self._make_cpu_cgroup(cid, spec)
         meta = {
             "namespace": worker.namespace, "pod": worker.name, "uid": worker.uid, "container": c.name,
-            "image": c.image, "started": now, "cgroup": cgroup, "attempt": c.restart_count,
+            "image": c.image, "started": now, "cgroup": cgroup, "cpu_cgroup": cpu_cgroup,
+            "attempt": c.restart_count,
         }  # fmt: skip
         (directory / "meta.json").write_text(json.dumps(meta))
         shim_spec = {
             "argv": argv, "env": environment, "cwd": spec.get("workingDir") or "/", "hostname": hostname,
-            "cgroup": cgroup, "namespaces": True, "tmp": self._private_tmp(directory), "netns": worker.netns,
+            "cgroup": cgroup, "cpu_cgroup": cpu_cgroup, "namespaces": True, "tmp": self._private_tmp(directory),
+            "netns": worker.netns,
             "mounts": self._name_files(worker, pod, directory),
         }  # fmt: skip
         (directory / "spec.marshal").write_bytes(marshal.dumps(shim_spec))
@@ -338,6 +343,17 @@ class ProcessRuntime(ContainerRuntime):
                         swap.write_text(nbytes)  # no swapping around the limit, as Kubernetes runs
                     except OSError:
                         pass
+        if self.cgroup_version == 2:
+            cgroups_cpu.apply(path, 2, spec.get("resources") or {})
+        return str(path)
+
+    def _make_cpu_cgroup(self, cid: str, spec: dict[str, Any]) -> str:
+        """cgroup v1's cpu cgroup of the run (cgroups_cpu.py), "" where there is none."""
+        if self.cpu_cgroups is None:
+            return ""
+        path = self.cpu_cgroups / cid
+        path.mkdir(parents=True)
+        cgroups_cpu.apply(path, 1, spec.get("resources") or {})
         return str(path)
 
 

@@ -104,13 +104,14 @@ def remove_run(directory: Path, force: bool = False) -> bool:
         if not force:
             return False
         shim.kill_shim()
-    if cgroup and Path(cgroup).exists():
-        try:
-            os.rmdir(cgroup)
-        except FileNotFoundError:
-            pass
-        except OSError:
-            return False
+    for path in (cgroup, meta.get("cpu_cgroup") or ""):
+        if path and Path(path).exists():
+            try:
+                os.rmdir(path)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                return False
     shutil.rmtree(directory, ignore_errors=True)
     return True
 

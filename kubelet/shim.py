@@ -6,16 +6,17 @@ Why a shim: the kubelet must be able to die and come back while containers keep 
 still learn their exit codes. The shim is started in its own session, so it outlives the kubelet;
 it starts the container and stays its parent, so it alone can `wait()` for it. It
 
-  1. reads spec.marshal (argv, env, cwd, hostname, cgroup, mounts) from the container directory;
+  1. reads spec.marshal (argv, env, cwd, hostname, cgroups, mounts) from the container directory;
   2. starts the container process in a new session (its own process group: the kubelet signals
-     the whole group), inside the container's cgroup, in the pod's network namespace, in new UTS
-     and mount namespaces (the hostname is the pod's; /tmp is the container's own directory; the
-     pod's resolv.conf and hosts file are bind-mounted over /etc's);
+     the whole group), inside the container's cgroups (memory, and cpu on cgroup v1), in the
+     pod's network namespace, in new UTS and mount namespaces (the hostname is the pod's; /tmp is
+     the container's own directory; the pod's resolv.conf and hosts file are bind-mounted over
+     /etc's);
   3. copies its stdout and stderr into `log` in the CRI log format the kubelet reads back:
         2026-01-02T03:04:05.123456789Z stdout F hello
   4. when the container exits: kills what it left behind in its cgroup, writes exit.json
      (exitCode, finishedAt, reason: OOMKilled when the memory cgroup killed it) and removes the
-     cgroup.
+     cgroups.
 
 It ignores SIGTERM/SIGINT/SIGHUP: stopping a container is the kubelet's business, done to the
 container's process group.
@@ -51,9 +52,9 @@ def stamp(ts: float | None = None) -> str:
 def _isolate(spec: dict) -> None:  # type: ignore[type-arg]
     """In the child, before exec: session, cgroup, namespaces. Errors here fail the start."""
     os.setsid()
-    cgroup = spec.get("cgroup")
-    if cgroup:
-        _write(os.path.join(cgroup, "cgroup.procs"), str(os.getpid()))
+    for cgroup in (spec.get("cgroup"), spec.get("cpu_cgroup")):  # memory; cgroup v1's separate cpu one
+        if cgroup:
+            _write(os.path.join(cgroup, "cgroup.procs"), str(os.getpid()))
     if not spec.get("namespaces"):
         return
     import ctypes
@@ -213,15 +214,17 @@ def run(directory: str) -> int:
     reason = "OOMKilled" if cgroup and exit_code == 137 and oom_killed(cgroup) else ""
     _write_json(os.path.join(directory, "exit.json"), {"exitCode": exit_code, "finishedAt": exited_at or time.time(),
                                           "reason": reason})  # fmt: skip
-    if cgroup:
+    for path in (cgroup, spec.get("cpu_cgroup") or ""):
+        if not path:
+            continue
         for _ in range(50):
             try:
-                os.rmdir(cgroup)
+                os.rmdir(path)
                 break
             except FileNotFoundError:
                 break
             except OSError:
-                kill_cgroup(cgroup)
+                kill_cgroup(path)
                 time.sleep(0.05)
     return 0
 

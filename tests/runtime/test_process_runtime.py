@@ -8,11 +8,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.runtime.conftest import Cluster, state, unique
 from tests.support.component import wait_for
 from tests.support.examples import EXAMPLES_DIR
 
-CGROUP_ROOTS = [Path("/sys/fs/cgroup/memory/mini-k8s"), Path("/sys/fs/cgroup/mini-k8s")]
+CGROUP_ROOTS = [Path("/sys/fs/cgroup/memory/mini-k8s"), Path("/sys/fs/cgroup/mini-k8s"),
+                Path("/sys/fs/cgroup/cpu/mini-k8s")]
 
 
 def apply(cluster: Cluster, doc: dict[str, Any]) -> None:
@@ -79,6 +82,30 @@ def test_a_crashing_container_goes_to_crashloopbackoff_with_previous_logs(cluste
     assert "CrashLoopBackOff" in cluster.kubectl("get", "pod", name).stdout
     events = cluster.kubectl("get", "events", "--field-selector", f"involvedObject.name={name}").stdout
     assert "Back-off restarting failed container c" in events
+
+
+def test_a_cpu_limit_is_a_cfs_quota_that_throttles_a_busy_loop(cluster: Cluster) -> None:
+    name = unique("cpu")
+    resources = {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}
+    apply(cluster, pod_doc(name, {"image": "busybox", "command": ["sh", "-c", "while :; do :; done"],
+                                  "resources": resources}))  # fmt: skip
+    pod = cluster.wait_pod(name, lambda p: state(p).get("state", {}).get("running"))
+    cid = state(pod)["containerID"].split("://", 1)[1]
+    cgroup = Path("/sys/fs/cgroup/cpu/mini-k8s") / cid
+    if not cgroup.exists():
+        pytest.skip("no cgroup v1 cpu hierarchy on this machine")
+    assert (cgroup / "cpu.cfs_quota_us").read_text().strip() == "20000"  # 200m of each 100 ms
+    assert (cgroup / "cpu.shares").read_text().strip() == "102"  # 100m * 1024 / 1000
+    pid = int(json.loads((cluster.root_dir / "containers" / cid / "pid.json").read_text())["pid"])
+    assert str(pid) in (cgroup / "cgroup.procs").read_text().split()
+
+    def throttled() -> bool:
+        stat = dict(line.split() for line in (cgroup / "cpu.stat").read_text().splitlines())
+        return int(stat["nr_throttled"]) > 3
+
+    wait_for(throttled, timeout=10, what="the kernel throttling the loop at its quota")
+    cluster.kubectl("delete", "pod", name, "--wait=false")
+    wait_for(lambda: not cgroup.exists(), timeout=30, what="its cpu cgroup removed with it")
 
 
 def test_a_memory_hog_is_oomkilled(cluster: Cluster) -> None:
