@@ -36,8 +36,9 @@ from tests.support.component import free_port, wait_for
 REPO = Path(__file__).resolve().parents[2]
 LAB_DIR = REPO / "docs" / "labs"
 ALL_LABS = sorted(LAB_DIR.glob("[0-9][0-9]-*.md"))
-# A lab marked `<!-- runtime: process -->` needs real pods (lab 10: Services and DNS): it runs on a
-# cluster of its own, started with `--runtime process`, as its text tells a student to.
+# A lab marked `<!-- runtime: process -->` needs real pods (lab 10: Services and DNS; lab 13: the HPA
+# with real CPU): it runs on a cluster of its own, started with `--runtime process`, as its text
+# tells a student to.
 PROCESS_MARK = "<!-- runtime: process -->"
 PROCESS_LABS = [p for p in ALL_LABS if PROCESS_MARK in p.read_text()]
 LABS = [p for p in ALL_LABS if p not in PROCESS_LABS]
@@ -93,7 +94,7 @@ def lab_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster
 
 @pytest.fixture(scope="module")
 def process_lab_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster]:
-    """The cluster lab 10 tells a student to start (`--runtime process`, as root). Test-only flags
+    """The cluster labs 10 and 13 tell a student to start (`--runtime process`, as root). Test-only flags
     keep it off whatever else runs here: its own Service and pod ranges (kube-proxy drops packets
     for unallocated addresses of its Service range) and its own nftables table."""
     if sys.platform != "linux" or os.geteuid() != 0 or not shutil.which("nft"):
@@ -194,7 +195,7 @@ def test_real_pod_lab_runs_as_written(lab_path: Path, process_lab_cluster: LabCl
 def test_every_lab_is_listed_in_the_labs_readme() -> None:
     readme = (LAB_DIR / "README.md").read_text()
     assert [p.name[:2] for p in ALL_LABS] == ["01", "02", "03", "04", "05", "06", "07", "08", "10", "11", "12", "13"]
-    assert [p.name[:2] for p in PROCESS_LABS] == ["10"]
+    assert [p.name[:2] for p in PROCESS_LABS] == ["10", "13"]
     assert all(f"]({p.name})" in readme for p in ALL_LABS)
 
 
