@@ -177,6 +177,22 @@ def test_ephemeral_containers_may_only_be_added(api: httpx.Client, ns: str) -> N
     assert any(f.startswith("spec.ephemeralContainers[") and f.endswith("].ports") for f in fields), fields
 
 
+def test_a_behavior_given_in_part_is_filled_in_with_kubernetes_defaults(api: httpx.Client, ns: str) -> None:
+    url = f"/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers"
+    spec = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 5}
+    partial = {"scaleDown": {"stabilizationWindowSeconds": 60}}
+    made = api.post(url, json={"metadata": {"name": "partial"}, "spec": {**spec, "behavior": partial}})
+    assert made.status_code == 201, made.text
+    assert made.json()["spec"]["behavior"] == {
+        "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+            {"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+        "scaleDown": {"stabilizationWindowSeconds": 60, "selectPolicy": "Max", "policies": [
+            {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+    }  # fmt: skip
+    none = api.post(url, json={"metadata": {"name": "none"}, "spec": spec})
+    assert "behavior" not in none.json()["spec"]  # no behavior: the controller's own defaults, nothing stored
+
+
 def test_autoscaling_v1_is_served_from_the_stored_v2_object(api: httpx.Client, ns: str) -> None:
     v1 = f"/apis/autoscaling/v1/namespaces/{ns}/horizontalpodautoscalers"
     body = {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},

@@ -9,6 +9,7 @@ pkg/apis/{core,apps,batch,autoscaling}/v1/defaults.go in Kubernetes 1.32.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from apiserver.registry.defaults.pod import default_pod_template
@@ -179,6 +180,32 @@ def default_cron_job(obj: Obj) -> None:
         default_pod_template(job_template["spec"].get("template"))
 
 
+# autoscaling/v2's defaults for a `behavior` that is given in part: what the HPA did before
+# `behavior` existed (scale up by 4 pods or 100% per 15 s, whichever is more; scale down by up
+# to 100% per 15 s). scaleDown has no default window: the controller's
+# --horizontal-pod-autoscaler-downscale-stabilization stands in for it.
+HPA_SCALE_UP_RULES: Obj = {
+    "stabilizationWindowSeconds": 0,
+    "selectPolicy": "Max",
+    "policies": [
+        {"type": "Pods", "value": 4, "periodSeconds": 15},
+        {"type": "Percent", "value": 100, "periodSeconds": 15},
+    ],
+}
+HPA_SCALE_DOWN_RULES: Obj = {
+    "selectPolicy": "Max",
+    "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}],
+}
+
+
+def _scaling_rules(given: Any, defaults: Obj) -> Obj:
+    """The defaults, with every field the user set (not null) taking their place."""
+    rules = copy.deepcopy(defaults)
+    if isinstance(given, dict):
+        rules.update({k: v for k, v in given.items() if v is not None})
+    return rules
+
+
 def default_horizontal_pod_autoscaler(obj: Obj) -> None:
     spec = _spec(obj)
     if spec.get("minReplicas") is None:
@@ -189,3 +216,7 @@ def default_horizontal_pod_autoscaler(obj: Obj) -> None:
             "type": "Resource",
             "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
         }]
+    behavior = spec.get("behavior")
+    if isinstance(behavior, dict):  # given at all: both directions filled in, as Kubernetes does
+        behavior["scaleUp"] = _scaling_rules(behavior.get("scaleUp"), HPA_SCALE_UP_RULES)
+        behavior["scaleDown"] = _scaling_rules(behavior.get("scaleDown"), HPA_SCALE_DOWN_RULES)
