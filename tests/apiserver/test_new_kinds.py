@@ -254,3 +254,24 @@ def test_a_v1_patch_is_applied_to_the_v1_view_and_keeps_what_v1_cannot_say(api: 
     applied = api.patch(f"{v1}/h", params={"fieldManager": "me"}, content="spec: {maxReplicas: 6}",
                         headers={"Content-Type": "application/apply-patch+yaml"})
     assert applied.status_code == 405, applied.text
+
+
+def test_quantities_are_stored_in_canonical_form(api: httpx.Client, ns: str) -> None:
+    """As Kubernetes: `cpu: 0.5` is kept as 500m, `1024Mi` as 1Gi, a JSON number as a string."""
+    container = {"name": "c", "image": "nginx",
+                 "resources": {"requests": {"cpu": 0.5, "memory": "1024Mi"}, "limits": {"cpu": 2, "memory": "1.5Gi"}}}
+    pods = f"/api/v1/namespaces/{ns}/pods"
+    made = api.post(pods, json={"metadata": {"name": "q"}, "spec": {"containers": [container]}})
+    assert made.status_code == 201, made.text
+    assert made.json()["spec"]["containers"][0]["resources"] == {
+        "requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1536Mi"}}
+    quota = api.post(f"/api/v1/namespaces/{ns}/resourcequotas",
+                     json={"metadata": {"name": "q"}, "spec": {"hard": {"requests.cpu": "1000m", "pods": 10}}})
+    assert quota.json()["spec"]["hard"] == {"requests.cpu": "1", "pods": "10"}
+    deployment = {"metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+        "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [container]}}}}
+    made = api.post(f"/apis/apps/v1/namespaces/{ns}/deployments", json=deployment)
+    assert made.json()["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "500m"
+    bad = dict(container, resources={"requests": {"cpu": "lots"}})
+    refused = api.post(pods, json={"metadata": {"name": "bad"}, "spec": {"containers": [bad]}})
+    assert refused.status_code == 400 and "quantities must match the regular expression" in refused.text

@@ -36,6 +36,7 @@ from apiserver.registry.defaults.pod import (
     default_service_account,
     image_tag,
 )
+from apiserver.registry.defaults.quantities import canonicalize
 from apiserver.registry.defaults.workloads import (
     default_cron_job,
     default_daemon_set,
@@ -90,7 +91,9 @@ DEFAULTERS: dict[str, Defaulter] = {
 
 
 def apply_defaults(resource: str, obj: dict[str, Any]) -> None:
-    """Fill in Kubernetes' defaults for `resource` (e.g. "deployments.apps") in place."""
+    """Fill in Kubernetes' defaults for `resource` (e.g. "deployments.apps") in place, and put its
+    quantities in canonical form (quantities.py)."""
     defaulter = DEFAULTERS.get(resource)
     if defaulter is not None:
         defaulter(obj)
+    canonicalize(resource, obj)
