@@ -25,8 +25,10 @@ from cluster.ports import kubelet_ports, port_free
 from cluster.processes import remove_containers, remove_proxy_rules, stop_all
 from cluster.state import RunState
 
+# Plain click help (rich_markup_mode None), as the components have: typer's boxes cut long flag
+# names at 80 columns (`--service-cluster-ip-r…`).
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True,
+    add_completion=False, no_args_is_help=True, rich_markup_mode=None,
     help="mini-k8s: starts the whole stack locally as separate processes.",
 )  # fmt: skip
 
