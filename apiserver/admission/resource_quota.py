@@ -25,15 +25,19 @@ What it costs, and why it is cheap (bench/quota.py):
   arriving while a commit is in flight joins the next one. One batch is judged in arrival order
   against all of the namespace's quotas at once — a create refused by one quota charges none of
   the others — and then every quota it changed is written, those writes concurrently (the
-  embedded store commits them in one transaction). So a burst costs a few compare-and-swaps per
-  quota instead of one per create, all but one of them lost to conflicts and retried.
+  embedded store's group commit usually puts them in one transaction). So a burst costs a few
+  compare-and-swaps per quota instead of one per create, all but one of them lost to conflicts.
 - The quota state a batch is judged against is the one this server last wrote when the watch
   cache has nothing newer (`_Status`), so the hot path neither reads storage nor parses the
   quota again. That is safe because nothing is decided on it alone: the compare-and-swap fails
   if anybody else wrote since, and a refusal (or a dry run's pass) judged against a quota that
   was not written in the same round is judged again against storage before it is answered.
-- On a lost compare-and-swap only the quotas that lost are re-read, and only what they still owe
-  is charged again: a create's charges that were committed stay committed (Kubernetes' retry).
+- Checking and charging add whole nano-units (`_Tally`), and a pod's cost is parsed once per
+  shape of its resources (`_usage`), not once per create and quota.
+- On a lost compare-and-swap only the quotas that lost are re-read, and only what is still owed
+  is charged again: a create's charges that were committed stay committed, as in Kubernetes'
+  retry (should that create then be refused by a quota it had not been charged to yet, the
+  controller's recount gives the others back).
 """
 
 from __future__ import annotations
@@ -44,15 +48,35 @@ from typing import TYPE_CHECKING, Any
 
 from api import errors, quota, registry
 from api.quantity import Quantity, parse_resource_list
-from apiserver import storage
 from apiserver.admission import Attributes
 from apiserver.genericstore import ResourceStore, storage_errors
-from apiserver.watchcache import Subscriber, WatchCache
 
 if TYPE_CHECKING:
     from apiserver.server import APIServer
+    from apiserver.watchcache import Subscriber, WatchCache
 
 CHARGE_ATTEMPTS = 100  # rounds of one batch: lost compare-and-swaps, refusals judged again on storage
+COST_MEMO = 1024  # distinct pod shapes whose cost is remembered
+
+
+def _pod_cost_key(pod: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Everything api/quota.py's pod_usage reads, hashable; None if some value is not."""
+    spec = pod.get("spec") or {}
+
+    def resources(containers: list[dict[str, Any]]) -> tuple[Any, ...]:
+        out = []
+        for c in containers:
+            r = c.get("resources") or {}
+            out.append((tuple((r.get("requests") or {}).items()), tuple((r.get("limits") or {}).items())))
+        return tuple(out)
+
+    key = (quota.pod_is_terminal(pod), resources(spec.get("containers") or []),
+           resources(spec.get("initContainers") or []))  # fmt: skip
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 @dataclass(slots=True)
@@ -62,14 +86,14 @@ class _Quota:
     name: str
     obj: dict[str, Any]  # as the watch cache holds it (shared: never changed)
     spec: dict[str, Any]
-    counts: frozenset[str]  # spec.hard's resource names
+    counts: tuple[str, ...]  # spec.hard's resource names
     scoped: bool
     must_specify: tuple[str, ...]  # compute resources every container must state
 
 
 def _compile(obj: dict[str, Any]) -> _Quota:
     spec = obj.get("spec") or {}
-    counts = frozenset((spec.get("hard") or {}).keys())
+    counts = tuple(sorted((spec.get("hard") or {}).keys()))
     scoped = bool(spec.get("scopes") or (spec.get("scopeSelector") or {}).get("matchExpressions"))
     must = tuple(r for r in quota.MUST_SPECIFY if r in counts)
     return _Quota(obj["metadata"]["name"], obj, spec, counts, scoped, must)
@@ -83,12 +107,36 @@ class _Status:
     obj: dict[str, Any]  # shared: never changed, a write builds a new one
     hard: dict[str, Quantity]
     used: dict[str, Quantity]
+    hard_nanos: dict[str, int]
+
+
+class _Tally:
+    """A quota's `status.used` while a round charges it: whole nano-units, so that checking and
+    charging are integer additions, each resource keeping the format Quantity addition gives it
+    (the left operand's, unless that is zero: api/quantity.py)."""
+
+    __slots__ = ("nanos", "formats")
+
+    def __init__(self, used: dict[str, Quantity]) -> None:
+        self.nanos = {r: q.nanos for r, q in used.items()}
+        self.formats = {r: q.format for r, q in used.items()}
+
+    def add(self, resource: str, amount: Quantity, nanos: int) -> None:
+        if not self.nanos[resource]:
+            self.formats[resource] = amount.format
+        self.nanos[resource] += nanos
+
+    def quantity(self, resource: str) -> Quantity:
+        return Quantity.from_nanos(self.nanos[resource], self.formats[resource])
+
+
+Wanted = tuple[tuple[str, Quantity, int], ...]  # (resource, amount, amount in nanos) a quota is charged
 
 
 @dataclass(slots=True)
 class _Waiter:
     attrs: Attributes
-    wants: list[tuple[str, dict[str, Quantity]]]  # (quota name, what it is charged), by quota name
+    wants: list[tuple[str, Wanted]]  # (quota name, what it is charged), by quota name
     done: asyncio.Future[None]
     committed: set[str] = field(default_factory=set)  # quotas its charge is stored in
 
@@ -108,30 +156,38 @@ class _Quotas:
         self.ordered: dict[str, list[_Quota]] = {}  # namespace → its quotas by name (built on demand)
         self.status: dict[str, _Status] = {}  # storage key → as this server last wrote it
 
-    async def in_namespace(self, namespace: str) -> list[_Quota]:
-        while self.sub is None or self.sub.closed_reason:
-            old = self.sub
-            sub = await self.cache.subscribe(None, None, None)
-            if self.sub is not old:  # another request renewed it meanwhile
-                self.cache.unsubscribe(sub)
-                continue
-            if old is not None:
-                self.cache.unsubscribe(old)
-            self.sub = sub
-            self.by_namespace.clear()
-            self.ordered.clear()
-            self.status.clear()
+    def in_namespace(self, namespace: str) -> list[_Quota] | None:
+        """The namespace's quotas by name; None when the subscription must be renewed first."""
+        if self.sub is None:
+            return None
         queue = self.sub.queue
         while not queue.empty():
             ev = queue.get_nowait()
-            if ev is None:  # closed by the cache: rebuilt at the next request
-                break
+            if ev is None:  # closed by the cache: whatever came after is missing, start over
+                return None
             self._apply(ev.type, ev.object)
+        if self.sub.closed_reason:
+            return None
+        found = self.by_namespace.get(namespace)
+        if not found:
+            return []
         mine = self.ordered.get(namespace)
         if mine is None:
-            found = self.by_namespace.get(namespace) or {}
             mine = self.ordered[namespace] = [found[n] for n in sorted(found)]
         return mine
+
+    async def subscribe(self) -> None:
+        old = self.sub
+        sub = await self.cache.subscribe(None, None, None)  # starts with every current quota
+        if self.sub is not old:  # another request renewed it meanwhile
+            self.cache.unsubscribe(sub)
+            return
+        if old is not None:
+            self.cache.unsubscribe(old)
+        self.sub = sub
+        self.by_namespace.clear()
+        self.ordered.clear()
+        self.status.clear()
 
     def _apply(self, kind: str, obj: dict[str, Any]) -> None:
         md = obj.get("metadata") or {}
@@ -162,6 +218,8 @@ class ResourceQuota:
         self._quotas: _Quotas | None = None  # made on first use: the watch cache starts with the server
         self._pending: dict[str, list[_Waiter]] = {}  # namespace → creates waiting for the next commit
         self._committing: set[str] = set()  # namespaces with a commit loop running
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._costs: dict[tuple[Any, ...], dict[str, tuple[str, Quantity, int]]] = {}  # see _usage
 
     @property
     def store(self) -> ResourceStore:
@@ -172,24 +230,26 @@ class ResourceQuota:
             return
         if self._quotas is None:
             self._quotas = _Quotas(self.server.cache(self.rt))
-        mine = await self._quotas.in_namespace(attrs.namespace or "")
+        while (mine := self._quotas.in_namespace(attrs.namespace or "")) is None:
+            await self._quotas.subscribe()
         if not mine:
             return
         key, obj = attrs.rt.key, attrs.obj
-        cost: dict[str, Quantity] | None = None
+        cost: dict[str, tuple[str, Quantity, int]] | None = None
         missing: dict[tuple[str, ...], str | None] = {}  # one check per distinct set of required resources
-        wants: list[tuple[str, dict[str, Quantity]]] = []
+        wants: list[tuple[str, Wanted]] = []
+        running_pod = key == "pods" and not quota.pod_is_terminal(obj)
         for q in mine:
             if q.scoped and not quota.quota_covers(q.obj, key, obj):
                 continue
-            if q.must_specify and key == "pods" and not quota.pod_is_terminal(obj):
+            if q.must_specify and running_pod:
                 if q.must_specify not in missing:
                     missing[q.must_specify] = quota.missing_requests_or_limits(obj, q.must_specify)
                 if missing[q.must_specify]:
                     raise self._forbidden(attrs, f"failed quota: {q.name}: {missing[q.must_specify]}")
             if cost is None:
-                cost = quota.usage(key, obj)
-            wanted = {r: v for r, v in cost.items() if r in q.counts}
+                cost = self._usage(key, obj)
+            wanted = tuple(cost[r] for r in q.counts if r in cost)
             if wanted:
                 wants.append((q.name, wanted))
         if not wants:
@@ -199,8 +259,26 @@ class ResourceQuota:
         self._pending.setdefault(namespace, []).append(waiter)
         if namespace not in self._committing:
             self._committing.add(namespace)
-            asyncio.create_task(self._commit_all(namespace))
+            task = asyncio.create_task(self._commit_all(namespace))
+            self._tasks.add(task)  # the loop keeps only a weak reference to a task
+            task.add_done_callback(self._tasks.discard)
         await waiter.done
+
+    def _usage(self, key: str, obj: dict[str, Any]) -> dict[str, tuple[str, Quantity, int]]:
+        """What `obj` costs (api/quota.py), as (resource, amount, nanos) by resource.
+
+        A pod's cost is remembered by what it is computed from — whether the pod is finished, its
+        containers' and init containers' requests and limits — since the pods of one template all
+        cost the same and parsing their quantities is most of the work."""
+        memo_key = _pod_cost_key(obj) if key == "pods" else None
+        cost = self._costs.get(memo_key) if memo_key is not None else None
+        if cost is None:
+            cost = {r: (r, v, v.nanos) for r, v in quota.usage(key, obj).items()}
+            if memo_key is not None:
+                if len(self._costs) >= COST_MEMO:
+                    self._costs.clear()
+                self._costs[memo_key] = cost
+        return cost
 
     async def _commit_all(self, namespace: str) -> None:
         try:
@@ -208,7 +286,7 @@ class ResourceQuota:
                 batch = self._pending.pop(namespace)
                 try:
                     await self._commit(namespace, batch)
-                except Exception as exc:  # a bug must not leave creates waiting forever
+                except Exception as exc:  # storage down, a bug: no create may be left waiting forever
                     for w in batch:
                         if not w.done.done():
                             w.done.set_exception(exc)
@@ -227,9 +305,12 @@ class ResourceQuota:
         undecided = batch
         from_storage = False
         for _ in range(CHARGE_ATTEMPTS):
+            undecided = [w for w in undecided if not w.done.done()]  # a request gone meanwhile is not charged
+            if not undecided:
+                return
             names = sorted({n for w in undecided for n, _ in w.wants if n not in w.committed})
             states = await self._states(namespace, names, from_storage)
-            totals = {n: dict(s.used) for n, s in states.items()}
+            totals = {n: _Tally(s.used) for n, s in states.items()}
             changed: set[str] = set()
             refusals: dict[int, tuple[str, errors.StatusError]] = {}
             for i, w in enumerate(undecided):
@@ -242,9 +323,9 @@ class ResourceQuota:
                 else:
                     if not w.attrs.dry_run:  # a dry run is checked in its place, and charges nothing
                         for n, wanted in owed:
-                            total = totals[n]
-                            for r, amount in wanted.items():
-                                total[r] = total[r] + amount
+                            tally = totals[n]
+                            for r, amount, nanos in wanted:
+                                tally.add(r, amount, nanos)
                             changed.add(n)
             written, failed = await self._write(namespace, [n for n in names if n in changed], states, totals)
             confirmed = written | (set(states) if from_storage else set())
@@ -273,12 +354,11 @@ class ResourceQuota:
                     w.done.set_result(None)
                 else:
                     later.append(w)
-            if not later:
-                return
             undecided, from_storage = later, True
         for w in undecided:
             if not w.done.done():
-                w.done.set_exception(errors.conflict(self.rt.key, w.wants[0][0], "too many concurrent writers; please retry"))
+                busy = errors.conflict(self.rt.key, w.wants[0][0], "too many concurrent writers; please retry")
+                w.done.set_exception(busy)
 
     async def _states(self, namespace: str, names: list[str], from_storage: bool) -> dict[str, _Status]:
         """The quotas `names` as stored (a quota that is gone is left out: it limits nothing).
@@ -312,11 +392,13 @@ class ResourceQuota:
     @staticmethod
     def _parse(obj: dict[str, Any], revision: int) -> _Status:
         status = obj.get("status") or {}
-        return _Status(revision, obj, parse_resource_list(status.get("hard")), parse_resource_list(status.get("used")))
+        hard = parse_resource_list(status.get("hard"))
+        used = parse_resource_list(status.get("used"))
+        return _Status(revision, obj, hard, used, {r: q.nanos for r, q in hard.items()})
 
     async def _write(
-        self, namespace: str, names: list[str], states: dict[str, _Status], totals: dict[str, dict[str, Quantity]]
-    ) -> tuple[set[str], dict[str, errors.StatusError]]:
+        self, namespace: str, names: list[str], states: dict[str, _Status], totals: dict[str, _Tally]
+    ) -> tuple[set[str], dict[str, Exception]]:
         """Compare-and-swap the new `status.used` of each quota in `names`, all at once.
 
         Returns the quotas written and those that failed for good (storage down, …); a quota
@@ -325,47 +407,61 @@ class ResourceQuota:
         known = self._quotas.status
 
         async def one(name: str) -> None:
-            state, total = states[name], totals[name]
+            state, tally = states[name], totals[name]
+            used = {r: tally.quantity(r) for r in tally.nanos}
             status = dict(state.obj.get("status") or {})
-            status["used"] = {**(status.get("used") or {}), **{r: str(total[r]) for r in total}}
+            status["used"] = {**(status.get("used") or {}), **{r: str(q) for r, q in used.items()}}
             new = {**state.obj, "status": status}
             with storage_errors(self.rt, name):
                 revision = await self.store.storage.update(
                     self.store.key(namespace, name), ResourceStore.encode(new), state.revision)  # fmt: skip
-            new["metadata"] = {**new["metadata"], "resourceVersion": str(revision)}
-            known[f"{namespace}/{name}"] = _Status(revision, new, state.hard, total)
+            known[f"{namespace}/{name}"] = _Status(revision, new, state.hard, used, state.hard_nanos)
 
+        async def outcome(name: str) -> Exception | None:
+            try:
+                await one(name)
+            except Exception as exc:
+                return exc
+            return None
+
+        # Every hop through the event loop delays the creates waiting for this commit, and a busy
+        # loop makes each hop slow: one write is awaited in place, several run as tasks awaited in
+        # turn (they all complete in the same loop iteration, unlike asyncio.gather's extra hop).
+        if len(names) == 1:
+            outcomes = [await outcome(names[0])]
+        else:
+            tasks = [asyncio.ensure_future(outcome(n)) for n in names]
+            outcomes = [await t for t in tasks]
         written: set[str] = set()
-        failed: dict[str, errors.StatusError] = {}
-        outcomes = await asyncio.gather(*(one(n) for n in names), return_exceptions=True)
-        for name, outcome in zip(names, outcomes, strict=True):
-            if outcome is None:
+        failed: dict[str, Exception] = {}
+        for name, result in zip(names, outcomes, strict=True):
+            if result is None:
                 written.add(name)
-            elif isinstance(outcome, errors.StatusError) and outcome.reason in ("Conflict", "NotFound"):
+            elif isinstance(result, errors.StatusError) and result.reason in ("Conflict", "NotFound"):
                 known.pop(f"{namespace}/{name}", None)
-            elif isinstance(outcome, errors.StatusError):
-                failed[name] = outcome
-            elif isinstance(outcome, storage.StorageError | Exception):
-                failed[name] = errors.internal(str(outcome))
-            else:
-                raise outcome
+            else:  # storage down, …: the creates that owe it hear it
+                failed[name] = result
         return written, failed
 
     def _check(
-        self, attrs: Attributes, name: str, state: _Status, total: dict[str, Quantity], wanted: dict[str, Quantity]
+        self, attrs: Attributes, name: str, state: _Status, tally: _Tally, wanted: Wanted
     ) -> errors.StatusError | None:
-        hard = state.hard
-        unknown = sorted(r for r in wanted if r not in hard or r not in total)
+        hard, used = state.hard_nanos, tally.nanos
+        for r, _, nanos in wanted:
+            if r not in hard or r not in used or used[r] + nanos > hard[r]:
+                break
+        else:
+            return None  # the usual case, in integers
+        unknown = sorted(r for r, _, _ in wanted if r not in hard or r not in used)
         if unknown:
             return self._forbidden(attrs, f"status unknown for quota: {name}, resources: {','.join(unknown)}")
-        exceeded = sorted(r for r, amount in wanted.items() if total[r] + amount > hard[r])
-        if exceeded:
-            return self._forbidden(attrs, (
-                f"exceeded quota: {name}, requested: {quota.pretty({r: wanted[r] for r in exceeded})}, "
-                f"used: {quota.pretty({r: total[r] for r in exceeded})}, "
-                f"limited: {quota.pretty({r: hard[r] for r in exceeded})}"
-            ))  # fmt: skip
-        return None
+        exceeded = sorted(r for r, _, nanos in wanted if used[r] + nanos > hard[r])
+        amounts = {r: amount for r, amount, _ in wanted}
+        return self._forbidden(attrs, (
+            f"exceeded quota: {name}, requested: {quota.pretty({r: amounts[r] for r in exceeded})}, "
+            f"used: {quota.pretty({r: tally.quantity(r) for r in exceeded})}, "
+            f"limited: {quota.pretty({r: state.hard[r] for r in exceeded})}"
+        ))  # fmt: skip
 
     @staticmethod
     def _forbidden(attrs: Attributes, reason: str) -> errors.StatusError:

@@ -72,6 +72,45 @@ def test_twenty_concurrent_creates_against_room_for_five_make_exactly_five(
     assert used(api, ns, "five") == {"pods": "5"}
 
 
+def test_a_create_one_quota_refuses_is_charged_to_none_of_the_others(api: httpx.Client, ns: str) -> None:
+    make_quota(api, ns, "roomy", {"pods": "5"})
+    make_quota(api, ns, "tight", {"pods": "1"})
+    assert api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("a")).status_code == 201
+    refused = api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("b"))
+    assert refused.status_code == 403 and refused.json()["message"] == (
+        'pods "b" is forbidden: exceeded quota: tight, requested: pods=1, used: pods=1, limited: pods=1')
+    assert used(api, ns, "roomy") == {"pods": "1"} and used(api, ns, "tight") == {"pods": "1"}
+
+
+def test_a_burst_against_two_quotas_is_charged_only_for_what_was_admitted(
+    apiserver: APIServerProcess, api: httpx.Client, ns: str
+) -> None:
+    make_quota(api, ns, "eight", {"pods": "8"})
+    make_quota(api, ns, "five", {"pods": "5"})
+
+    def create(i: int) -> tuple[int, str]:
+        with apiserver.client() as c:
+            r = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod(f"p{i:02d}"))
+            return r.status_code, r.json().get("message", "") if r.status_code != 201 else ""
+
+    with ThreadPoolExecutor(20) as pool:
+        outcomes = list(pool.map(create, range(20)))
+    assert sorted(code for code, _ in outcomes) == [201] * 5 + [403] * 15
+    assert all("exceeded quota: five, requested: pods=1, used: pods=5, limited: pods=5" in message
+               for code, message in outcomes if code == 403)
+    assert len(names(api, ns)) == 5
+    assert used(api, ns, "five") == {"pods": "5"} and used(api, ns, "eight") == {"pods": "5"}
+
+
+def test_a_deleted_quota_limits_nothing(api: httpx.Client, ns: str) -> None:
+    make_quota(api, ns, "none", {"configmaps": "0"})
+    cm = {"metadata": {"name": "c"}}
+    assert api.post(f"/api/v1/namespaces/{ns}/configmaps", json=cm).status_code == 403
+    assert api.delete(f"/api/v1/namespaces/{ns}/resourcequotas/none").status_code == 200
+    wait_for(lambda: api.post(f"/api/v1/namespaces/{ns}/configmaps", json=cm).status_code == 201,
+             what="a create once the quota is gone")
+
+
 def test_compute_quotas_need_requests_and_limits_and_count_them(api: httpx.Client, ns: str) -> None:
     make_quota(api, ns, "compute", {"requests.cpu": "1", "limits.memory": "1Gi"})
     bare = api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("bare"))
