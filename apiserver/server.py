@@ -25,6 +25,8 @@ from apiserver.metrics import Metrics
 from apiserver.registry.allocators import IPAllocator, PortAllocator
 from apiserver.watchcache import WatchCache
 
+SKIP_MIRROR = "endpointslice.kubernetes.io/skip-mirror"
+
 if TYPE_CHECKING:
     from apiserver.auth.authorize import Authorizer
 
@@ -126,9 +128,7 @@ class APIServer:
             ep_rt,
             "default",
             {
-                # as kube-apiserver's: its slice is written below, the mirroring controller keeps off
-                "metadata": {"name": "kubernetes", "namespace": "default",
-                             "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+                "metadata": {"name": "kubernetes", "namespace": "default", "labels": {SKIP_MIRROR: "true"}},
                 "subsets": [
                     {
                         "addresses": [{"ip": self.config.advertise_address}],
@@ -138,7 +138,22 @@ class APIServer:
             },
         )
 
+        await self._label_skip_mirror(ep_rt)
         await self._bootstrap_discovery_and_priorities()
+
+    async def _label_skip_mirror(self, ep_rt: ResourceType) -> None:
+        """As kube-apiserver's: the `kubernetes` slice is written below, so its Endpoints carry
+        skip-mirror and the mirroring controller keeps off. Data from before that label was
+        written gets it here."""
+        from apiserver.handlers.update import update_object
+
+        def labelled(old: dict[str, Any]) -> dict[str, Any]:
+            meta = old["metadata"]
+            return {**old, "metadata": {**meta, "labels": {**(meta.get("labels") or {}), SKIP_MIRROR: "true"}}}
+
+        current = await self.store(ep_rt).get("default", "kubernetes")
+        if (current["metadata"].get("labels") or {}).get(SKIP_MIRROR) != "true":
+            await update_object(self, ep_rt, "default", "kubernetes", labelled)
 
     async def _bootstrap_discovery_and_priorities(self) -> None:
         """The `kubernetes` Service's EndpointSlice (what kube-proxy and `kubectl describe svc`

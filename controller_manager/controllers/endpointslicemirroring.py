@@ -22,9 +22,8 @@ Endpoints), and so are those past the cap (TooManyAddressesToMirror). A change t
 (edited or deleted by someone) syncs its Endpoints again after
 `--mirroring-endpointslice-updates-batch-period`.
 
-`default/kubernetes` is never mirrored: the API server keeps that slice itself and labels its
-Endpoints skip-mirror, as kube-apiserver does; data directories from before mini-k8s did so hold
-an unlabelled one, hence the check by name as well.
+`default/kubernetes` is not mirrored because of that label: the API server keeps that slice itself
+and labels its Endpoints skip-mirror, as kube-apiserver does.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ from typing import Any
 
 from api import errors
 from client import WARNING
-from client.informer import meta_namespace_key, split_key
+from client.informer import split_key
 from controller_manager.controller import Controller
 from controller_manager.controllers.endpoints import LEADER_ANNOTATION
 from controller_manager.controllers.endpointslice import (
@@ -59,15 +58,13 @@ NOT_COPIED_ANNOTATIONS = (
     "endpoints.kubernetes.io/last-change-trigger-time",
     "kubectl.kubernetes.io/last-applied-configuration",
 )
-APISERVER_ENDPOINTS = "default/kubernetes"
 
 
 def should_mirror(endpoints: Obj) -> bool:
     """Kubernetes' shouldMirror: not labelled skip-mirror, not a leader-election lock."""
     meta = endpoints["metadata"]
     return (
-        meta_namespace_key(endpoints) != APISERVER_ENDPOINTS
-        and (meta.get("labels") or {}).get(SKIP_MIRROR_LABEL) != "true"
+        (meta.get("labels") or {}).get(SKIP_MIRROR_LABEL) != "true"
         and LEADER_ANNOTATION not in (meta.get("annotations") or {})
     )
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from controller_manager import registry
@@ -17,6 +18,7 @@ from controller_manager.controllers.endpointslicemirroring import (
     should_mirror,
     slice_meta,
 )
+from tests.support.apiserver import APIServerProcess
 
 REPO = Path(__file__).resolve().parents[2]
 HTTP = (("http", 80, "TCP", ""),)
@@ -53,7 +55,6 @@ def test_address_types_and_who_is_mirrored() -> None:
     assert should_mirror(ep()) and should_mirror(ep(labels={skip: "false"}))
     assert not should_mirror(ep(labels={skip: "true"}))
     assert not should_mirror(ep(annotations={"control-plane.alpha.kubernetes.io/leader": "{}"}))
-    assert not should_mirror(ep("kubernetes", "default"))
 
 
 def test_slice_metadata_copies_labels_and_most_annotations() -> None:
@@ -85,3 +86,19 @@ def test_out_of_range_flags_are_refused(flag: tuple[str, str]) -> None:
     res = subprocess.run([sys.executable, "-m", "controller_manager", *flag, "--port", "0"],
                          capture_output=True, text=True, cwd=REPO, timeout=60)  # fmt: skip
     assert res.returncode == 1 and f"{flag[0]} must be between" in res.stderr
+
+
+def test_the_api_server_labels_its_kubernetes_endpoints_skip_mirror_also_on_old_data() -> None:
+    """Endpoints stored before the label existed get it when the API server starts again."""
+    api = APIServerProcess().start()
+    try:
+        url = f"{api.url}/api/v1/namespaces/default/endpoints/kubernetes"
+        stored = httpx.get(url).json()
+        assert stored["metadata"]["labels"] == {"endpointslice.kubernetes.io/skip-mirror": "true"}
+        stored["metadata"]["labels"] = {}
+        assert httpx.put(url, json=stored).status_code == 200  # what an old data dir holds
+        api.stop()
+        api.start()
+        assert httpx.get(url).json()["metadata"]["labels"] == {"endpointslice.kubernetes.io/skip-mirror": "true"}
+    finally:
+        api.cleanup()
