@@ -55,6 +55,8 @@ def apply(path: Path, version: int, resources: dict[str, Any]) -> None:
     """Write the run's CPU settings into its cgroup at `path`."""
     quota = quota_us(resources)
     if version == 2:
+        if not (path / "cpu.max").exists():
+            return  # the cpu controller is not enabled for our cgroups here: no CPU settings
         weight = 1 + ((shares(resources) - 2) * 9999) // 262142
         (path / "cpu.weight").write_text(str(weight))
         (path / "cpu.max").write_text(f"{quota if quota else 'max'} {CFS_PERIOD_US}")

@@ -96,8 +96,7 @@ def _merge_options(base: list[str], extra: list[dict[str, Any]]) -> list[str]:
     """Pod options override the ones of the same name; `name` or `name:value`, order kept."""
     merged: dict[str, str] = {}
     for opt in base:
-        name, _, value = opt.partition(":")
-        merged[name] = opt
+        merged[opt.partition(":")[0]] = opt
     for opt in extra:
         name = str(opt.get("name") or "")
         if not name:

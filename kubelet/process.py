@@ -55,7 +55,7 @@ from kubelet import env as envs
 from kubelet.cri import ContainerRuntime, Exit, StartError
 from kubelet.images import catalog
 from kubelet.proclogs import ProcessLogs
-from kubelet.runs import Handle, cgroup_parent, enable_memory_controller, remove_run, signal_run
+from kubelet.runs import Handle, cgroup_parent, enable_controllers, remove_run, signal_run
 
 if TYPE_CHECKING:
     from kubelet.containers import Container
@@ -83,7 +83,7 @@ class ProcessRuntime(ContainerRuntime):
         if self.cgroups is not None:
             self.cgroups.mkdir(exist_ok=True)
             if self.cgroup_version == 2:
-                enable_memory_controller(self.cgroups)
+                enable_controllers(self.cgroups)
         # cgroup v1: CPU shares and quota live in the cpu hierarchy, a second cgroup per run
         self.cpu_cgroups = cgroups_cpu.v1_parent() if self.cgroup_version == 1 else None
         self.busybox = catalog.install_busybox(self.root / "images" / "busybox" / "bin")

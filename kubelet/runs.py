@@ -116,9 +116,12 @@ def remove_run(directory: Path, force: bool = False) -> bool:
     return True
 
 
-def enable_memory_controller(parent: Path) -> None:
+def enable_controllers(parent: Path) -> None:
+    """cgroup v2: let the runs below `parent` have memory and cpu files (each controller must be
+    switched on in every ancestor's subtree_control); one the kernel refuses is left off."""
     for level in (parent.parent, parent):
-        try:
-            (level / "cgroup.subtree_control").write_text("+memory")
-        except OSError:
-            pass
+        for controller in ("+memory", "+cpu"):
+            try:
+                (level / "cgroup.subtree_control").write_text(controller)
+            except OSError:
+                pass

@@ -91,11 +91,16 @@ def test_a_cpu_limit_is_a_cfs_quota_that_throttles_a_busy_loop(cluster: Cluster)
                                   "resources": resources}))  # fmt: skip
     pod = cluster.wait_pod(name, lambda p: state(p).get("state", {}).get("running"))
     cid = state(pod)["containerID"].split("://", 1)[1]
-    cgroup = Path("/sys/fs/cgroup/cpu/mini-k8s") / cid
-    if not cgroup.exists():
-        pytest.skip("no cgroup v1 cpu hierarchy on this machine")
-    assert (cgroup / "cpu.cfs_quota_us").read_text().strip() == "20000"  # 200m of each 100 ms
-    assert (cgroup / "cpu.shares").read_text().strip() == "102"  # 100m * 1024 / 1000
+    v1, v2 = Path("/sys/fs/cgroup/cpu/mini-k8s") / cid, Path("/sys/fs/cgroup/mini-k8s") / cid
+    if v1.exists():
+        cgroup = v1
+        assert (cgroup / "cpu.cfs_quota_us").read_text().strip() == "20000"  # 200m of each 100 ms
+        assert (cgroup / "cpu.shares").read_text().strip() == "102"  # 100m * 1024 / 1000
+    elif (v2 / "cpu.max").exists():
+        cgroup = v2
+        assert (cgroup / "cpu.max").read_text().split() == ["20000", "100000"]
+    else:
+        pytest.skip("this machine has no cpu cgroup controller (neither v1's hierarchy nor v2's cpu.max)")
     pid = int(json.loads((cluster.root_dir / "containers" / cid / "pid.json").read_text())["pid"])
     assert str(pid) in (cgroup / "cgroup.procs").read_text().split()
 
