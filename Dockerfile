@@ -6,21 +6,33 @@
 #
 # Why python:3.11-slim: the project needs Python 3.11 and nothing compiled that slim lacks
 # (the dependencies ship wheels). No curl in it: healthchecks use Python's urllib instead.
-FROM python:3.11-slim
+#
+# Without a registry or PyPI (a classroom behind a firewall), both are build inputs:
+#   pip wheel --wheel-dir wheelhouse . setuptools     # where there is internet: every wheel we need
+#   docker build --build-arg BASE_IMAGE=<a local image with python3.11, pip and `python`> -t mini-k8s .
+# With a ./wheelhouse directory pip installs from it alone (--no-index); without one, from PyPI.
+# tests/cluster/test_docker_engine.py builds that way from a Debian base made by debootstrap.
+ARG BASE_IMAGE=python:3.11-slim
 
-ENV PYTHONDONTWRITEBYTECODE=1 \
-    PYTHONUNBUFFERED=1 \
-    PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
-
+# Stage 1 installs into /staging; stage 2 copies only what was installed, so the sources and the
+# wheelhouse (~30 MB) never become a layer of the image.
+FROM ${BASE_IMAGE} AS install
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_ROOT_USER_ACTION=ignore
 WORKDIR /src
-
 # Sources only: .dockerignore keeps out the virtualenv, tests, local data and caches.
 COPY . .
-
 # A regular install (not editable): the console scripts mini-apiserver, mini-controller-manager,
-# mini-scheduler, mini-kubelet, mini-kubectl and mini-k8s land on PATH.
-RUN pip install . && rm -rf /src
+# mini-scheduler, mini-kubelet, mini-kubectl and mini-k8s land on PATH. The project itself is always
+# built from these sources (a wheelhouse supplies dependencies and the build backend, setuptools).
+RUN if [ -d wheelhouse ]; then set -- --no-index --find-links wheelhouse; fi; \
+    pip install --root /staging "$@" .
+
+FROM ${BASE_IMAGE}
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1
+COPY --from=install /staging/ /
 
 # Components need no privileges; the API server's embedded store (when no etcd is given) lives
 # in /var/lib/mini-k8s, owned by this user.

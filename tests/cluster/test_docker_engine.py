@@ -1,0 +1,145 @@
+"""docker-compose.yml on a real Docker engine, offline: build the images, `up`, the node-failure lab, `down`.
+
+tests/cluster/test_compose.py proves every command of the compose file on one host without Docker;
+this file proves the file itself on an engine: Debian's dockerd (docker.io) and docker-compose 1.29,
+both started and driven exactly as a student would on a machine with no registry
+(tests/support/dockerd.py says how the engine is kept private and how the images are made).
+
+The compose file runs unchanged; the only inputs are the variables it documents
+(`MINI_K8S_API_PORT`, `MINI_K8S_DNS_PORT`, so the test's stack never takes a port from a `make up`
+cluster or a user's own compose stack) and a project name of its own.
+
+Skipped with the reason when the machine cannot run an engine; CI sets REQUIRE_DOCKER=1, where a
+skip is a failure. The measures (build and run times, image size) are printed and recorded as
+properties of the test in the JUnit report, never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import dnslib
+import pytest
+
+from tests.support import dockerd
+from tests.support.component import REPO, free_port, wait_for
+from tests.support.kubectl import kubectl_binary
+
+ETCD_IMAGE = "gcr.io/etcd-development/etcd:v3.5.17"  # the names docker-compose.yml uses
+PROJECT_IMAGE = "mini-k8s:latest"
+GRACE = 40.0  # the controller-manager's default --node-monitor-grace-period, which compose keeps
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[dockerd.Dockerd]:
+    missing = dockerd.missing_tools()
+    if missing:
+        reason = "cannot run a Docker engine here: missing " + ", ".join(missing)
+        if os.environ.get("REQUIRE_DOCKER") == "1":
+            pytest.fail(reason + " (REQUIRE_DOCKER=1; .ci/run installs docker.io docker-compose debootstrap)")
+        pytest.skip(reason)
+    engine = dockerd.Dockerd().start()
+    try:
+        yield engine
+    finally:
+        engine.stop()
+        engine.remove()
+
+
+class Kubectl:
+    def __init__(self, server: str) -> None:
+        self.home = Path(tempfile.mkdtemp(prefix="mk-docker-kubectl-"))
+        (self.home / "config").write_text("")
+        self.base = [kubectl_binary(), "--server", server, "--cache-dir", str(self.home / "cache")]
+        self.env = {**os.environ, "KUBECONFIG": str(self.home / "config")}  # never the user's own config
+
+    def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([*self.base, *args], capture_output=True, text=True, env=self.env, timeout=60)
+        if check and done.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} exited {done.returncode}: {done.stderr}")
+        return done
+
+    def json(self, *args: str) -> dict:  # type: ignore[type-arg]
+        return json.loads(self(*args, "-o", "json").stdout)
+
+
+def node_ready(kubectl: Kubectl) -> dict[str, str]:
+    """Each node's Ready condition status ("True", "False", "Unknown")."""
+    ready = {}
+    for node in kubectl.json("get", "nodes")["items"]:
+        conditions = node["status"].get("conditions", [])
+        ready[node["metadata"]["name"]] = next((c["status"] for c in conditions if c["type"] == "Ready"), "")
+    return ready
+
+
+def ask_dns(port: int, name: str) -> list[str]:
+    """A records for `name` from the cluster DNS published on 127.0.0.1:port (UDP)."""
+    packet = dnslib.DNSRecord.question(name).send("127.0.0.1", port, timeout=2)
+    return [str(rr.rdata) for rr in dnslib.DNSRecord.parse(packet).rr if rr.rtype == dnslib.QTYPE.A]
+
+
+@pytest.mark.timeout(1200)
+def test_compose_up_builds_offline_runs_the_seed_rc_and_the_node_failure_lab(
+    engine: dockerd.Dockerd, record_property: pytest.RecordProperty
+) -> None:
+    measures: dict[str, object] = {"storage_driver": engine.storage_driver}
+    started = time.monotonic()
+    dockerd.build_base_image(engine)
+    dockerd.build_etcd_image(engine, ETCD_IMAGE)
+    measures["base_and_etcd_images_s"] = round(time.monotonic() - started, 1)
+    mark = time.monotonic()
+    dockerd.build_project_image(engine, PROJECT_IMAGE)
+    measures["project_image_build_s"] = round(time.monotonic() - mark, 1)
+    measures["project_image_mb"] = round(dockerd.image_size(engine, PROJECT_IMAGE) / 1e6)
+
+    api_port, dns_port = free_port(), free_port()
+    env = {"MINI_K8S_API_PORT": str(api_port), "MINI_K8S_DNS_PORT": str(dns_port),
+           "COMPOSE_PROJECT_NAME": f"mk-engine-test-{os.getpid()}"}  # fmt: skip
+    engine.compose("config", "-q", env=env)
+    mark = time.monotonic()
+    try:
+        engine.compose("up", "-d", "--no-build", env=env)
+        kubectl = Kubectl(f"http://127.0.0.1:{api_port}")
+
+        # Three nodes Ready, seen from the host through the published API port by the real kubectl.
+        wait_for(lambda: node_ready(kubectl) == {f"kubelet-{i}": "True" for i in (1, 2, 3)}, timeout=180,
+                 interval=1, what="three Ready nodes")  # fmt: skip
+        measures["up_to_three_ready_nodes_s"] = round(time.monotonic() - mark, 1)
+
+        # The seed's RC runs; `kubectl logs` reaches its kubelet by the container's name.
+        kubectl("create", "-f", str(REPO / "examples" / "mysql-rc-svc.yaml"))
+        wait_for(lambda: kubectl.json("get", "rc", "mysql")["status"].get("readyReplicas") == 1, timeout=60,
+                 interval=0.5, what="the mysql RC's pod ready")  # fmt: skip
+        pod = kubectl("get", "pods", "-l", "app=mysql", "-o", "name").stdout.split()[0]
+        assert "Starting container mysql" in kubectl("logs", pod).stdout
+
+        # The cluster DNS, published on the host, answers for the seed's Service with its ClusterIP.
+        cluster_ip = kubectl.json("get", "svc", "mysql")["spec"]["clusterIP"]
+        wait_for(lambda: ask_dns(dns_port, "mysql.default.svc.cluster.local") == [cluster_ip], timeout=30,
+                 interval=0.5, what="the DNS answer for mysql")  # fmt: skip
+
+        # The lab: a stopped kubelet container stops heartbeating and its node goes NotReady (Unknown).
+        engine.compose("stop", "kubelet-2", env=env)
+        wait_for(lambda: node_ready(kubectl) == {"kubelet-1": "True", "kubelet-2": "Unknown", "kubelet-3": "True"},
+                 timeout=GRACE + 60, interval=1, what="kubelet-2 NotReady")  # fmt: skip
+        engine.compose("start", "kubelet-2", env=env)
+        wait_for(lambda: node_ready(kubectl)["kubelet-2"] == "True", timeout=60, interval=1, what="kubelet-2 back")
+    finally:
+        engine.compose("down", "-v", env=env)
+    assert engine.docker("ps", "-aq").stdout.strip() == ""
+    assert engine.docker("volume", "ls", "-q").stdout.strip() == ""
+    measures["test_s"] = round(time.monotonic() - started, 1)
+    for key, value in measures.items():
+        record_property(key, value)
+    print("docker engine measures:", json.dumps(measures))
+
+
+def test_stopping_the_engine_leaves_nothing_on_the_host(engine: dockerd.Dockerd) -> None:
+    engine.stop()
+    assert engine.leftovers() == []
