@@ -27,8 +27,9 @@ class ControllerContext:
 
     @property
     def cluster_name(self) -> str:
-        """--cluster-name. Kubernetes' Service controller prefixes cloud load balancer names with
-        it, the route controller tags routes with it; neither exists here yet."""
+        """--cluster-name, the instance prefix of what the cluster creates outside itself: the names
+        of the service-lb-controller's balancers (servicelb.load_balancer_name). Kubernetes' route
+        controller prefixes cloud routes with it too; there is no route controller here."""
         return self.options.cluster_name
 
     def recorder(self, component: str) -> EventRecorder:

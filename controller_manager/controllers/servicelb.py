@@ -30,6 +30,12 @@ of that, so here a Service that holds its address is only checked — finalizer 
 quietly if someone removed them. Like Kubernetes it notes `Type` ("LoadBalancer -> ClusterIP") and
 `LoadbalancerIP` ("<old> -> <new>") events when those fields change.
 
+Each balancer has a name, as a cloud's does: Kubernetes' default balancer name ("a" and the
+Service's UID without dashes, at most 32 characters) with `--cluster-name` in front, the "instance
+prefix" seed 000 describes (集群名,会添加到实体名称最前面) and GCE gives its routes — so two clusters
+sharing one cloud tell their balancers apart: `kubernetes-a1b2c3…`. Kubernetes' events do not name it;
+the controller-manager's log does, at each hand-out and release.
+
 Why keep state beyond the informer cache? The pool is the "cloud", and on a real cloud this memory
 is the provider's. Two Services must not both get one address before either status reaches the
 cache, so addresses are handed out in memory; at start (and when this manager becomes leader) the
@@ -71,6 +77,13 @@ def needs_cleanup(svc: Obj) -> bool:
     """Kubernetes' needsCleanup: our finalizer, and the Service is going or no longer a LoadBalancer."""
     spec_type = (svc.get("spec") or {}).get("type")
     return has_finalizer(svc) and (bool(svc["metadata"].get("deletionTimestamp")) or spec_type != "LoadBalancer")
+
+
+def load_balancer_name(cluster_name: str, svc: Obj) -> str:
+    """`<cluster-name>-a<uid without dashes>`, the uid part cut at 32 characters as Kubernetes'
+    GetLoadBalancerName cuts it."""
+    default_name = ("a" + str(svc["metadata"].get("uid") or "").replace("-", ""))[:32]
+    return f"{cluster_name}-{default_name}"
 
 
 def ingress_ips(svc: Obj) -> list[str]:
@@ -209,13 +222,15 @@ class ServiceController(Controller):
         self.recorder.event(svc, NORMAL, "EnsuredLoadBalancer", "Ensured load balancer")
         if not _status_is(svc, ip):
             await self._write_status(svc, [{"ip": ip, "ipMode": IP_MODE}])
-        log.info("service-lb-controller: %s has load balancer address %s", key, ip)
+        log.info("service-lb-controller: %s has load balancer %s at %s",
+                 key, load_balancer_name(self.ctx.cluster_name, svc), ip)  # fmt: skip
 
     async def _delete(self, key: str, svc: Obj) -> None:
         freed = self.pool.release(key)
         if freed is not None:
             self.recorder.event(svc, NORMAL, "DeletingLoadBalancer", "Deleting load balancer")
-            log.info("service-lb-controller: released %s of %s", freed, key)
+            log.info("service-lb-controller: released load balancer %s at %s of %s",
+                     load_balancer_name(self.ctx.cluster_name, svc), freed, key)  # fmt: skip
         # The status is cleared before the finalizer goes, so a crash in between leaves a Service
         # that still needs cleanup rather than one showing an address nobody holds.
         if ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress"):

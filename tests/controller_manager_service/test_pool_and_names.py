@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from controller_manager import registry
+from controller_manager.controllers.servicelb import load_balancer_name
 from controller_manager.controllers.servicelb_pool import AddressPool, parse_pool
 
 
@@ -60,3 +61,9 @@ def test_the_controller_is_on_by_default_and_answers_to_its_old_name():
     assert registry.selected(["service"]) == ["service-lb-controller"]
     assert "service-lb-controller" not in registry.selected(["*,-service"])
     assert "service-lb-controller" not in registry.selected(["*,-service-lb-controller"])
+
+
+def test_a_balancer_name_is_the_cluster_name_and_kubernetes_default_name_cut_at_32():
+    svc = {"metadata": {"uid": "0b6f4a2e-1c3d-4e5f-8a9b-0c1d2e3f4a5b"}}
+    assert load_balancer_name("kubernetes", svc) == "kubernetes-a0b6f4a2e1c3d4e5f8a9b0c1d2e3f4a5"
+    assert len(load_balancer_name("", svc)) == 33  # "-" and the 32 characters Kubernetes keeps

@@ -219,3 +219,16 @@ def test_kubectl_get_svc_shows_the_address_under_external_ip(lb: Start, tmp_path
     rows = {columns(line)[0]: columns(line) for line in out[1:]}
     assert rows["web"][1] == "LoadBalancer" and rows["web"][3] == "127.1.0.9", out
     assert rows["other"][3] == "<pending>", out
+
+
+def test_the_balancer_is_named_with_the_cluster_name_in_front_as_seed_000_says(lb: Start):
+    """--cluster-name is the instance prefix of the balancers' names (`<cluster>-a<uid>`), in the log."""
+    c = lb("127.1.0.8/30", "--cluster-name=seed", "--v=2")
+    ns = namespace(c)
+    uid = create(c, ns, "web")["metadata"]["uid"]
+    ip = wait_address(c, ns, "web")
+    name = "seed-a" + uid.replace("-", "")[:31]  # "a" + the uid without dashes, 32 characters
+    wait_for(lambda: f"{ns}/web has load balancer {name} at {ip}" in c.cm.log_path.read_text(), what="the log line")
+    delete(c, ns, "web")
+    wait_for(lambda: f"released load balancer {name} at {ip} of {ns}/web" in c.cm.log_path.read_text(),
+             what="the release line")  # fmt: skip
