@@ -11,6 +11,9 @@ Two tricks from kube-scheduler keep this affordable on a big cluster:
 2. Start where the last search stopped. Each search begins at the node after the last one the
    previous search examined, so early stopping does not keep favouring the first nodes.
 
+3. Look only where the pod can go. When the pod's required node affinity names its nodes (a
+   DaemonSet's pods each name one), only those are filtered (NodeAffinity's PreFilter).
+
 Ties between equally good nodes are broken at random, each tied node equally likely (as Kubernetes does);
 `seed` makes that reproducible.
 """
@@ -18,10 +21,11 @@ Ties between equally good nodes are broken at random, each tied node equally lik
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from scheduler.fit_error import NO_NODES_AVAILABLE, FitError
 from scheduler.framework import Diagnosis, FilterPlugin, NodeInfo, PodInfo, ScorePlugin
+from scheduler.plugins.node_affinity import prefilter_node_names
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -61,20 +65,31 @@ class Algorithm:
         self.next_start_node_index = 0
         self.random = random.Random(seed)
 
-    def schedule(self, pod: PodInfo, nodes: Sequence[NodeInfo]) -> str:
-        """The name of the node for `pod`, or raise FitError / NoNodesAvailable."""
+    def schedule(self, pod: PodInfo, nodes: Sequence[NodeInfo], by_name: Mapping[str, NodeInfo] | None = None) -> str:
+        """The name of the node for `pod`, or raise FitError / NoNodesAvailable. `by_name` (the cache's
+        index) lets the PreFilter pick the nodes a pod names without walking the list."""
+        names = prefilter_node_names(pod) if by_name is not None else None
+        if names is not None and by_name is not None:
+            named = [info for name in sorted(names) if (info := by_name.get(name)) is not None and info.node]
+            try:
+                return self._schedule_among(pod, named, rotate=False)
+            except (FitError, NoNodesAvailable):
+                pass  # the full search below says why, counting every node as the message always has
+        return self._schedule_among(pod, nodes, rotate=True)
+
+    def _schedule_among(self, pod: PodInfo, nodes: Sequence[NodeInfo], *, rotate: bool) -> str:
         if not nodes:
             raise NoNodesAvailable()
-        feasible = self.find_nodes_that_fit(pod, nodes)
+        feasible = self.find_nodes_that_fit(pod, nodes, rotate=rotate)
         if len(feasible) == 1:
             return feasible[0].name  # nothing to compare: skip scoring, as Kubernetes does
         return self.select_host(feasible, self.prioritize(pod, feasible))
 
-    def find_nodes_that_fit(self, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
+    def find_nodes_that_fit(self, pod: PodInfo, nodes: Sequence[NodeInfo], *, rotate: bool = True) -> list[NodeInfo]:
         filters = [f for f in self.filters if f.relevant(pod)]  # PreFilter: leave out what cannot matter
         n = len(nodes)
         want = num_feasible_nodes_to_find(self.percentage, n)
-        start = self.next_start_node_index % n
+        start = self.next_start_node_index % n if rotate else 0
         ordered = list(nodes[start:]) + list(nodes[:start])
         feasible: list[NodeInfo] = []
         diagnosis = Diagnosis()
@@ -91,7 +106,8 @@ class Algorithm:
                 if not batch:
                     break
             feasible.extend(batch)
-        self.next_start_node_index = (start + processed) % n
+        if rotate:  # a search among the pod's own named nodes says nothing about where the next should start
+            self.next_start_node_index = (start + processed) % n
         if not feasible:
             raise FitError(n, diagnosis.reasons, diagnosis.unresolvable)
         return feasible

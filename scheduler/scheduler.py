@@ -167,7 +167,7 @@ class Scheduler:
         start = time.perf_counter()
         pi = PodInfo(pod)
         try:
-            node = self.algorithm.schedule(pi, self.cache.node_list())
+            node = self.algorithm.schedule(pi, self.cache.node_list(), self.cache.nodes)
         except (FitError, NoNodesAvailable) as err:
             self.metrics.schedule_attempts.labels("unschedulable", self.profile).inc()
             self.metrics.attempt_duration.labels("unschedulable", self.profile).observe(time.perf_counter() - start)
