@@ -82,6 +82,20 @@ def run(
         str, typer.Option("--resource-quota-sync-period", help="Recount every quota this often.")
     ] = "5m",
     terminated_pod_gc_threshold: Annotated[int, typer.Option("--terminated-pod-gc-threshold")] = 12500,
+    job_pod_failure_backoff_base: Annotated[
+        str,
+        typer.Option(
+            "--job-pod-failure-backoff-base",
+            help="Job: wait after a pod failure, doubling per failure (mini-k8s only; Kubernetes: fixed 10s).",
+        ),
+    ] = "10s",
+    job_pod_failure_backoff_max: Annotated[
+        str,
+        typer.Option(
+            "--job-pod-failure-backoff-max",
+            help="Job: cap on that wait (mini-k8s only, so tests can be fast; Kubernetes: fixed 10m).",
+        ),
+    ] = "10m",
     pvclaimbinder_sync_period: Annotated[
         str, typer.Option("--pvclaimbinder-sync-period", help="Look at every volume and claim again this often.")
     ] = "15s",
@@ -180,6 +194,8 @@ def run(
             deployment_controller_sync_period=parse_duration(deployment_controller_sync_period),
             resource_quota_sync_period=parse_duration(resource_quota_sync_period),
             terminated_pod_gc_threshold=terminated_pod_gc_threshold,
+            job_pod_failure_backoff_base=parse_duration(job_pod_failure_backoff_base),
+            job_pod_failure_backoff_max=parse_duration(job_pod_failure_backoff_max),
             pvclaimbinder_sync_period=parse_duration(pvclaimbinder_sync_period),
             enable_hostpath_provisioner=enable_hostpath_provisioner,
             horizontal_pod_autoscaler_sync_period=parse_duration(horizontal_pod_autoscaler_sync_period),

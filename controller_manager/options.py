@@ -48,6 +48,10 @@ class ManagerOptions:
     deployment_controller_sync_period: float = 30.0
     resource_quota_sync_period: float = 300.0
     terminated_pod_gc_threshold: int = 12500
+    # mini-k8s only: the Job controller's pod failure back-off (Kubernetes' DefaultJobPodFailureBackOff
+    # and MaxJobPodFailureBackOff, constants there), flags here so that tests need not wait 10 s a failure
+    job_pod_failure_backoff_base: float = 10.0
+    job_pod_failure_backoff_max: float = 600.0
     # persistent volumes: the binder's resync, and kube-controller-manager's development provisioner
     # (Kubernetes makes its volumes under /tmp/hostpath_pv; the root is a flag here so that
     # `mini-k8s up` can keep them in its data directory)

@@ -1,45 +1,48 @@
-"""JobController: run a batch/v1 Job's pods until enough of them have succeeded (NonIndexed mode).
+"""JobController: run a batch/v1 Job's pods until enough of them have succeeded.
 
 Desired state: `spec.completions` pods that exit successfully, with never more than
 `spec.parallelism` running at once — `min(parallelism, completions - succeeded)` active pods while
 the job runs, none while it is suspended (`spec.suspend: true`) or finished. Without `completions`
 (work-queue mode) `parallelism` pods run until one of them succeeds; after that no more are created
-and the job completes once none is active. A job fails when more than `spec.backoffLimit` pods have
-failed, or when it has been running longer than `spec.activeDeadlineSeconds`.
+and the job completes once none is active. In Indexed mode each index 0…completions-1 must succeed
+once (job_indexed.py), and a `successPolicy` may declare success earlier (job_success_policy.py).
+A job fails when more than `spec.backoffLimit` pods have failed, when it has been running longer
+than `spec.activeDeadlineSeconds`, or when a failed pod matches a FailJob rule of its
+`spec.podFailurePolicy` (job_failure_policy.py; Ignore rules keep a failure from counting at all).
 Current state: the job's pods in the informer cache (claimed through ownerReferences and the
 generated `batch.kubernetes.io/controller-uid` selector, adopting and releasing like the replica
-manager) and the counts already recorded in the job's `status`.
+manager), and the job's `status`: the counters and `status.uncountedTerminatedPods`.
 What it does about the difference: creates pods from `spec.template` (`<job>-xxxxx`, a controller
-ownerReference with blockOwnerDeletion) or deletes the surplus, and writes `status` through the
-`/status` subresource: active, ready, succeeded, failed, startTime, completionTime and conditions.
+ownerReference with blockOwnerDeletion, and the `batch.kubernetes.io/job-tracking` finalizer) or
+deletes the surplus, and writes `status` through the `/status` subresource: active, ready,
+terminating, succeeded, failed, uncountedTerminatedPods, startTime, completionTime and conditions.
+
+Counting is Kubernetes' (≥ 1.26) finalizer tracking, job_tracking.py: a finished pod is first
+listed in `status.uncountedTerminatedPods`, then its finalizer is removed, then it moves into
+`status.succeeded`/`status.failed` — so every finished pod is counted exactly once, across
+controller-manager restarts, and even when it is deleted while nobody is looking (the finalizer
+keeps it until it is counted). After failures, replacement pods wait for the pod failure back-off
+(job_backoff.py: 10 s doubling to 10 min, computed from when the failed pods finished).
+
 Finishing takes two steps, as in Kubernetes ≥ 1.31: first a *target* condition
 (`SuccessCriteriaMet` or `FailureTarget`) is written and the remaining active pods are deleted;
-once no pod of the job is still running or terminating, the final condition (`Complete` or
-`Failed`) follows. A finished job is never touched again. Events come "From job-controller":
+once nothing is uncounted and no pod of the job is still terminating (`status.terminating` is 0),
+the final condition (`Complete` or `Failed`) follows. A finished job is never touched again.
+Events come "From job-controller":
 
     Normal   SuccessfulCreate      Created pod: pi-7xk2p
     Normal   Completed             Job completed
     Warning  BackoffLimitExceeded  Job has reached the specified backoff limit
+    Warning  PodFailurePolicy      Container main for pod ns/x failed with exit code 42 matching FailJob rule at index 0
 
 Why a subclass of ReplicaManager: everything between "a pod changed" and "this owner's key is
 queued" (controller-ref resolution, orphans, expectations so a burst never over-creates), creating a
-pod from a template with its events, deleting one, and writing status are exactly what the
-ReplicationController and ReplicaSet need too. Only the decision — how many pods, and when the
-owner is done — differs, and that is `reconcile` here.
-
-Simplification — counting without finalizers. Kubernetes puts a `batch.kubernetes.io/job-tracking`
-finalizer on every job pod and removes it only after the pod's outcome is in `status`
-(via `status.uncountedTerminatedPods`), so a finished pod that is deleted is never lost. mini-k8s
-does not: it counts the Succeeded/Failed pods that exist and remembers, per job and in memory,
-which pod uids it has already counted, so `status.succeeded`/`status.failed` only ever grow and a
-pod is counted once. A controller that first sees a job (a fresh process, a new leader) takes the
-larger of `status` and what exists, assuming `status` already includes the finished pods that are
-still there. What this cannot see: a pod that finishes *and* disappears between two looks, or
-finishes while the controller-manager is down and is deleted before it is back. Pods this
-controller deletes itself (suspend, surplus, a finishing job) are not counted either way.
-Indexed completion mode is in `job_indexed.py`; ttlSecondsAfterFinished is the ttl-after-finished
-controller's. Also left out: the exponential back-off before recreating failed pods,
-podFailurePolicy, successPolicy, backoffLimitPerIndex and `status.terminating`.
+pod from a template with its events, and deleting one are exactly what the ReplicationController and
+ReplicaSet need too. The decision — how many pods, what has been counted, when the owner is done —
+is `reconcile` here; the pod handlers add what finalizers need (expectations of their removal, and
+a queue entry `orphan-pod:<ns>/<name>` for a pod that lost its job but still carries one).
+Left out: `backoffLimitPerIndex`/`maxFailedIndexes` (and so the FailIndex action), which the API
+server refuses; `managedBy`; ttlSecondsAfterFinished is the ttl-after-finished controller's.
 """
 
 from __future__ import annotations
@@ -47,20 +50,40 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from api.labels import Selector, from_label_selector
-from client import NORMAL, WARNING, meta_namespace_key
+from client import NORMAL, WARNING, index_by_owner_uid, meta_namespace_key
 from controller_manager.controllers import job_indexed
-from controller_manager.controllers.controller_ref_manager import ControllerRefManager, recheck_owner
+from controller_manager.controllers.controller_ref_manager import controller_of, recheck_owner
+from controller_manager.controllers.job_backoff import BackoffRecord, BackoffStore
+from controller_manager.controllers.job_failure_policy import REASON_POD_FAILURE_POLICY, match_pod_failure_policy
+from controller_manager.controllers.job_success_policy import REASON_SUCCESS_POLICY, match_success_policy
+from controller_manager.controllers.job_tracking import (
+    MAX_UNCOUNTED_PODS,
+    FinalizerExpectations,
+    JobPodRefManager,
+    clean_uncounted_pods_without_finalizers,
+    has_tracking_finalizer,
+    is_pod_failed,
+    is_terminating,
+    only_replace_failed_pods,
+    phase,
+    remove_tracking_finalizer,
+    uncounted_of,
+    with_tracking_finalizer,
+)
 from controller_manager.controllers.pod_util import deletion_order, is_active, is_ready, parse_time
 from controller_manager.controllers.replica_manager import (
     ORPHAN_INDEX,
     OWNER_INDEX,
     SLOW_START_INITIAL_BATCH,
     ReplicaManager,
+    orphans_by_namespace,
     slow_start_batch,
 )
 from controller_manager.controllers.timeutil import now_rfc3339
@@ -74,25 +97,28 @@ SUCCESS_CRITERIA_MET, FAILURE_TARGET = "SuccessCriteriaMet", "FailureTarget"
 COMPLETIONS_REACHED = ("CompletionsReached", "Reached expected number of succeeded pods")
 BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
 DEADLINE_EXCEEDED = ("DeadlineExceeded", "Job was active longer than specified deadline")
+ORPHAN_POD_PREFIX = "orphan-pod:"  # queue keys of pods whose finalizer must go (never a job key: no ':')
+MAX_POD_CREATE_DELETE_PER_SYNC = 500
 
 
 @dataclass
-class _Tally:
-    """What this process has counted for one job (see "counting without finalizers" above)."""
+class _SyncContext:
+    """What one sync knows about a job (Kubernetes' syncJobCtx)."""
 
+    job: Obj  # a private copy; its status is what we will write
+    pods: list[Obj]
+    active: list[Obj]
+    ready: int
+    terminating: int
+    uncounted_succeeded: set[str]
+    uncounted_failed: set[str]
+    expected_rm: set[str]  # uids whose finalizer removal we have not seen yet
     succeeded: int = 0
     failed: int = 0
-    counted: set[str] = field(default_factory=set)  # pod uids already in succeeded/failed
-    deleted_by_us: set[str] = field(default_factory=set)  # pod uids never to count
-
-
-def _phase(pod: Obj) -> str:
-    return str((pod.get("status") or {}).get("phase") or "")
-
-
-def _is_terminating(pod: Obj) -> bool:
-    """Being deleted but not finished yet: still running on its node."""
-    return bool((pod.get("metadata") or {}).get("deletionTimestamp")) and _phase(pod) not in ("Succeeded", "Failed")
+    finished: Obj | None = None  # the condition the job is heading for
+    prev_succeeded_indexes: set[int] = field(default_factory=set)
+    succeeded_indexes: set[int] = field(default_factory=set)
+    backoff: BackoffRecord = field(default_factory=BackoffRecord)
 
 
 def _condition(status: Obj, type_: str) -> Obj | None:
@@ -107,6 +133,18 @@ def _condition_true(status: Obj, type_: str) -> bool:
 def is_finished(job: Obj) -> bool:
     status = job.get("status") or {}
     return _condition_true(status, COMPLETE) or _condition_true(status, FAILED)
+
+
+def _new_condition(type_: str, reason: str, message: str) -> Obj:
+    now = now_rfc3339()
+    return {
+        "type": type_,
+        "status": "True",
+        "lastProbeTime": now,
+        "lastTransitionTime": now,
+        "reason": reason,
+        "message": message,
+    }
 
 
 def _set_condition(status: Obj, type_: str, state: str, reason: str, message: str, now: str) -> bool:
@@ -133,8 +171,26 @@ def _set_condition(status: Obj, type_: str, state: str, reason: str, message: st
     return True
 
 
-def _restarts(pod: Obj) -> int:
-    return sum(int(c.get("restartCount") or 0) for c in (pod.get("status") or {}).get("containerStatuses") or [])
+def _past_backoff_limit_on_failure(job: Obj, pods: list[Obj]) -> bool:
+    """restartPolicy OnFailure: container restarts of running pods are failures all the same."""
+    spec = job.get("spec") or {}
+    if ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy") != "OnFailure":
+        return False
+    restarts = 0
+    for pod in pods:
+        if phase(pod) in ("Running", "Pending"):
+            status = pod.get("status") or {}
+            for cs in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
+                restarts += int(cs.get("restartCount") or 0)
+    limit = int(spec.get("backoffLimit", 6))
+    return restarts > 0 if limit == 0 else restarts >= limit
+
+
+def _past_deadline(spec: Obj, status: Obj) -> bool:
+    deadline, started = spec.get("activeDeadlineSeconds"), parse_time(status.get("startTime"))
+    if deadline is None or not started or spec.get("suspend"):
+        return False
+    return datetime.now(UTC).timestamp() - started >= float(deadline)
 
 
 class JobController(ReplicaManager):
@@ -144,229 +200,527 @@ class JobController(ReplicaManager):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._tallies: dict[str, _Tally] = {}  # job uid → what we counted
+        self.finalizer_expectations = FinalizerExpectations()
+        self.backoff = BackoffStore()
+        self.backoff_base = float(getattr(self.ctx.options, "job_pod_failure_backoff_base", 10.0))
+        self.backoff_max = float(getattr(self.ctx.options, "job_pod_failure_backoff_max", 600.0))
 
     def selector_of(self, owner: Obj) -> Selector:
         return from_label_selector((owner.get("spec") or {}).get("selector"))
 
+    # ------------------------------------------------------------------ informers → keys
+    def setup(self) -> None:
+        self.owners = self.ctx.informers.informer_for(self.resource)
+        self.pods = self.ctx.informers.informer_for("pods")
+        self.pods.add_indexers({OWNER_INDEX: index_by_owner_uid, ORPHAN_INDEX: orphans_by_namespace})
+        self.owners.add_event_handler(self.enqueue, self._job_updated, self._owner_deleted)
+        self.pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
+
+    def _job_updated(self, _old: Obj, new: Obj) -> None:
+        self.enqueue(new)
+        if is_finished(new):
+            self._cleanup_pod_finalizers(new)  # a backup: finishing already removed them
+
     def _owner_deleted(self, owner: Obj) -> None:
         super()._owner_deleted(owner)
-        self._tallies.pop((owner.get("metadata") or {}).get("uid") or "", None)
+        self.enqueue(owner)
+        self._cleanup_pod_finalizers(owner)
 
-    # ------------------------------------------------------------------ counting
-    def _count(self, job: Obj, pods: list[Obj]) -> _Tally:
-        """Fold newly finished pods into the job's tally; the counts never go down."""
-        meta, spec, status = job["metadata"], job.get("spec") or {}, job.get("status") or {}
-        # Pods deleted while the job was suspended or finishing were deleted by us (perhaps by a
-        # previous process): their outcome says nothing about the work.
-        ours_to_ignore = bool(spec.get("suspend")) or _condition_true(status, FAILURE_TARGET)
-        ours_to_ignore = ours_to_ignore or _condition_true(status, SUCCESS_CRITERIA_MET)
-        tally = self._tallies.setdefault(meta["uid"], _Tally())
-        for pod in pods:
-            pmeta = pod["metadata"]
-            uid, phase = pmeta.get("uid") or "", _phase(pod)
-            if phase not in ("Succeeded", "Failed") or uid in tally.counted or uid in tally.deleted_by_us:
-                continue
-            if pmeta.get("deletionTimestamp") and ours_to_ignore:
-                continue
-            tally.counted.add(uid)
-            if phase == "Succeeded":
-                tally.succeeded += 1
-            else:
-                tally.failed += 1
-        # On a first look `status` may already hold pods that are gone; later it may lag behind our
-        # own writes (a stale cache) or hold what another controller-manager counted: take the larger.
-        tally.succeeded = max(tally.succeeded, int(status.get("succeeded") or 0))
-        tally.failed = max(tally.failed, int(status.get("failed") or 0))
-        return tally
+    def _cleanup_pod_finalizers(self, job: Obj) -> None:
+        uid = (job.get("metadata") or {}).get("uid")
+        for pod in self.pods.by_index(OWNER_INDEX, uid or ""):
+            ref = controller_of(pod)
+            if ref is not None and ref.get("uid") == uid and has_tracking_finalizer(pod):
+                self._enqueue_orphan_pod(pod)
+
+    def _enqueue_orphan_pod(self, pod: Obj) -> None:
+        self.enqueue(ORPHAN_POD_PREFIX + meta_namespace_key(pod))
+
+    def _pod_added(self, pod: Obj) -> None:
+        if pod["metadata"].get("deletionTimestamp"):
+            self._pod_deleted(pod, final=False)  # seen for the first time already dying: not a creation
+            return
+        ref = controller_of(pod)
+        if ref is not None:
+            job = self._resolve(pod, ref)
+            if job is not None:
+                key = meta_namespace_key(job)
+                self.expectations.creation_observed(key)
+                self.enqueue(key)
+            elif ref.get("kind") == "Job" and has_tracking_finalizer(pod):
+                self._enqueue_orphan_pod(pod)  # its job is gone (deleted while we were down?): re-checked there
+            return
+        if has_tracking_finalizer(pod):
+            self._enqueue_orphan_pod(pod)
+        for job in self._matching_owners(pod):
+            self.enqueue(job)
+
+    def _pod_updated(self, old: Obj, new: Obj) -> None:
+        if new["metadata"].get("deletionTimestamp"):
+            self._pod_deleted(new, final=False)  # graceful deletion started: for us the pod is gone now
+            return
+        finalizer_removed = not has_tracking_finalizer(new)
+        old_ref, new_ref = controller_of(old), controller_of(new)
+        uid = new["metadata"].get("uid") or ""
+        if old_ref != new_ref and old_ref is not None:
+            old_job = self._resolve(old, old_ref)
+            if old_job is not None:
+                if finalizer_removed:
+                    self.finalizer_expectations.removal_observed(meta_namespace_key(old_job), uid)
+                self.enqueue(old_job)  # it lost a pod
+        if new_ref is not None:
+            job = self._resolve(new, new_ref)
+            if job is not None:
+                if finalizer_removed:
+                    self.finalizer_expectations.removal_observed(meta_namespace_key(job), uid)
+                self.enqueue(job)
+            return
+        if has_tracking_finalizer(new):
+            self._enqueue_orphan_pod(new)
+        if (old["metadata"].get("labels") or {}) != (new["metadata"].get("labels") or {}) or old_ref != new_ref:
+            for job in self._matching_owners(new):
+                self.enqueue(job)
+
+    def _pod_deleted(self, pod: Obj, final: bool = True) -> None:
+        ref = controller_of(pod)
+        has_finalizer = has_tracking_finalizer(pod)
+        if ref is None:
+            if has_finalizer:
+                self._enqueue_orphan_pod(pod)  # perhaps the garbage collector took its job's reference
+            return
+        job = self._resolve(pod, ref)
+        if job is None or is_finished(job):
+            if has_finalizer:
+                self._enqueue_orphan_pod(pod)  # no sync of a job will remove this finalizer
+            return
+        key = meta_namespace_key(job)
+        self.expectations.deletion_observed(key, meta_namespace_key(pod))
+        if final or not has_finalizer:
+            self.finalizer_expectations.removal_observed(key, pod["metadata"].get("uid") or "")
+        self.enqueue(key)
+
+    # ------------------------------------------------------------------ orphans
+    async def _sync_orphan_pod(self, pod_key: str) -> None:
+        """Remove the finalizer of a pod no running job will count (checked again, caches synced)."""
+        pod = self.pods.get(pod_key)
+        if pod is None:
+            return
+        ref = controller_of(pod)
+        if ref is not None:
+            if ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":
+                return  # controlled by something else: not ours to touch
+            job = self._resolve(pod, ref)
+            if job is not None and not is_finished(job):
+                return  # its job is alive (perhaps it adopted the pod): the job's sync counts it
+        await remove_tracking_finalizer(self.client, pod)
 
     # ------------------------------------------------------------------ the reconcile
     async def reconcile(self, key: str) -> None:
-        job = self.owners.get(key)
-        if job is None:
-            self.expectations.delete(key)
+        if key.startswith(ORPHAN_POD_PREFIX):
+            await self._sync_orphan_pod(key.removeprefix(ORPHAN_POD_PREFIX))
             return
+        shared = self.owners.get(key)
+        if shared is None:
+            self.expectations.delete(key)
+            self.finalizer_expectations.delete(key)
+            self.backoff.remove(key)
+            return
+        if is_finished(shared):
+            self.backoff.remove(key)
+            return
+        job = copy.deepcopy(shared)
+        spec, status = job.get("spec") or {}, job.setdefault("status", {})
+        old_status = copy.deepcopy(status)
+        uncounted = uncounted_of(status)
+        # Expectations first: a pod arriving after this look is seen by the next sync.
+        satisfied = self.expectations.satisfied(key)
+        pods = await self._pods_for_job(job)
+        active = [p for p in pods if is_active(p)]
+        ctx = _SyncContext(
+            job=job,
+            pods=pods,
+            active=active,
+            ready=sum(1 for p in active if is_ready(p)),
+            terminating=sum(1 for p in pods if is_terminating(p)),
+            uncounted_succeeded={str(u) for u in uncounted.get("succeeded") or []},
+            uncounted_failed={str(u) for u in uncounted.get("failed") or []},
+            expected_rm=self.finalizer_expectations.expected(key),
+        )
+        new_succeeded, new_failed = self._new_finished_pods(ctx)
+        policy = spec.get("podFailurePolicy")
+        counted_failures = [p for p in new_failed if match_pod_failure_policy(policy, p)[1]]
+        ctx.succeeded = int(status.get("succeeded") or 0) + len(new_succeeded) + len(ctx.uncounted_succeeded)
+        ctx.failed = int(status.get("failed") or 0) + len(counted_failures) + len(ctx.uncounted_failed)
+        suspended = bool(spec.get("suspend"))
+        if not status.get("startTime") and not suspended:
+            status["startTime"] = now_rfc3339()
+        ctx.backoff = self.backoff.new_record(key, new_succeeded, new_failed)
+
+        # 1. Should the job stop? Decided once, then recorded as a target condition.
+        if _condition_true(status, SUCCESS_CRITERIA_MET):
+            ctx.finished = _condition(status, SUCCESS_CRITERIA_MET)
+        else:
+            target = _condition(status, FAILURE_TARGET)
+            if target is not None and target.get("status") == "True":
+                ctx.finished = _new_condition(FAILED, target.get("reason") or "", target.get("message") or "")
+            elif (message := self._fail_job_message(job, pods)) is not None:
+                ctx.finished = _new_condition(FAILURE_TARGET, REASON_POD_FAILURE_POLICY, message)
+        if ctx.finished is None:
+            if ctx.failed > int(spec.get("backoffLimit", 6)) or _past_backoff_limit_on_failure(job, pods):
+                ctx.finished = _new_condition(FAILURE_TARGET, *BACKOFF_LIMIT_EXCEEDED)
+            elif _past_deadline(spec, status):
+                ctx.finished = _new_condition(FAILURE_TARGET, *DEADLINE_EXCEEDED)
+            elif spec.get("activeDeadlineSeconds") is not None and not suspended:
+                left = parse_time(status["startTime"]) + float(spec["activeDeadlineSeconds"]) - time.time()
+                self.enqueue_after(key, max(left, 0.0) + 0.1)
+        if spec.get("completionMode") == "Indexed":
+            ctx.prev_succeeded_indexes, ctx.succeeded_indexes = job_indexed.calculate_succeeded_indexes(job, pods)
+            ctx.succeeded = len(ctx.succeeded_indexes)
+            if ctx.finished is None:
+                pieces = int(spec.get("completions") or 0)
+                message, met = match_success_policy(spec.get("successPolicy"), pieces, ctx.succeeded_indexes)
+                if met:
+                    ctx.finished = _new_condition(SUCCESS_CRITERIA_MET, REASON_SUCCESS_POLICY, message)
+
+        # 2. Stopping: remove what still runs. Running: keep the wanted number of pods active.
+        manage_err: Exception | None = None
+        active_count = len(active)
+        if ctx.finished is not None:
+            deleted, deleted_ready, manage_err = await self._delete_active_pods(job, active)
+            if deleted != len(active) or not satisfied:
+                ctx.finished = None  # pods may be left (or not yet in the cache): not finished yet
+            active_count -= deleted
+            ctx.terminating += deleted
+            ctx.ready -= deleted_ready
+        else:
+            manage_called = False
+            if satisfied and not job["metadata"].get("deletionTimestamp"):
+                active_count, manage_err = await self._manage_job(key, ctx)
+                manage_called = True
+            completions = spec.get("completions")
+            if completions is None:
+                complete = ctx.succeeded > 0 and active_count == 0  # work queue: any success, then none active
+            else:
+                complete = ctx.succeeded >= int(completions) and active_count == 0
+            if complete:
+                ctx.finished = _new_condition(SUCCESS_CRITERIA_MET, *COMPLETIONS_REACHED)
+            elif manage_called:
+                self._update_suspended_condition(job, status, suspended)
+        status["active"] = active_count
+        status["ready"] = ctx.ready
+        status["terminating"] = ctx.terminating
+        await self._track_status_and_remove_finalizers(key, ctx, old_status)
+        if manage_err is not None:
+            raise manage_err
+
+    def _update_suspended_condition(self, job: Obj, status: Obj, suspended: bool) -> None:
+        now = now_rfc3339()
+        if suspended:
+            if _set_condition(status, SUSPENDED, "True", "JobSuspended", "Job suspended", now):
+                self.recorder.event(job, NORMAL, "Suspended", "Job suspended")
+        elif _condition(status, SUSPENDED) is not None:
+            if _set_condition(status, SUSPENDED, "False", "JobResumed", "Job resumed", now):
+                self.recorder.event(job, NORMAL, "Resumed", "Job resumed")
+                status["startTime"] = now  # activeDeadlineSeconds counts continuous activity
+
+    async def _pods_for_job(self, job: Obj) -> list[Obj]:
         meta = job["metadata"]
-        if is_finished(job) or meta.get("deletionTimestamp"):
-            return  # done (or on its way out: the garbage collector removes the pods)
         candidates = {meta_namespace_key(p): p for p in self.pods.by_index(OWNER_INDEX, meta["uid"])}
         for p in self.pods.by_index(ORPHAN_INDEX, meta.get("namespace") or ""):
             candidates.setdefault(meta_namespace_key(p), p)
-        refs = ControllerRefManager(
-            self.client, "pods", job, self.selector_of(job), recheck_owner(self.client, self.resource, job)
-        )
-        pods = await refs.claim(list(candidates.values()))
-        tally = self._count(job, pods)
+        refs = JobPodRefManager(self.client, job, self.selector_of(job), recheck_owner(self.client, self.resource, job))
+        return await refs.claim(list(candidates.values()))
 
-        status: Obj = copy.deepcopy(job.get("status") or {})
-        if (job.get("spec") or {}).get("completionMode") == "Indexed":
-            tally.succeeded = self._completed_indexes(job, pods, status)
-        active = [p for p in pods if is_active(p)]
-        status["succeeded"], status["failed"] = tally.succeeded, tally.failed
-        status["ready"] = sum(1 for p in active if is_ready(p))
-        status["active"] = len(active)
-        err: Exception | None = None
-        if self.expectations.satisfied(key):  # else the cache is behind our own creations/deletions
-            try:
-                await self._sync(key, job, status, tally, active, pods)
-            except Exception as exc:  # noqa: BLE001 - status first, then retried with back-off
-                err = exc
-        for counter in ("active", "succeeded", "failed"):
-            if not status.get(counter):
-                status.pop(counter)  # omitted when zero, as Kubernetes' omitempty does
-        if not status.get("conditions"):
-            status.pop("conditions", None)
-        await self.update_status(job, status)
-        if err is not None:
-            raise err
+    def _new_finished_pods(self, ctx: _SyncContext) -> tuple[list[Obj], list[Obj]]:
+        """Finished pods not yet in the status: they still carry the finalizer and are not listed."""
+        spec = ctx.job.get("spec") or {}
+        indexed = spec.get("completionMode") == "Indexed"
+        completions = int(spec.get("completions") or 0)
+        succeeded, failed = [], []
+        for pod in ctx.pods:
+            uid = pod["metadata"].get("uid") or ""
+            if not has_tracking_finalizer(pod) or uid in ctx.expected_rm:
+                continue
+            index = job_indexed.pod_index(pod)
+            if indexed and (index is None or not 0 <= index < completions):
+                continue
+            if phase(pod) == "Succeeded" and uid not in ctx.uncounted_succeeded:
+                succeeded.append(pod)
+            elif is_pod_failed(pod, ctx.job) and uid not in ctx.uncounted_failed:
+                failed.append(pod)
+        return succeeded, failed
 
     @staticmethod
-    def _completed_indexes(job: Obj, pods: list[Obj], status: Obj) -> int:
-        """Fold succeeded pods into `status.completedIndexes`; the number of finished pieces."""
-        completions = int((job.get("spec") or {}).get("completions") or 0)
-        done = job_indexed.parse_intervals(status.get("completedIndexes"))
+    def _fail_job_message(job: Obj, pods: list[Obj]) -> str | None:
+        policy = (job.get("spec") or {}).get("podFailurePolicy")
+        if not policy:
+            return None
         for pod in pods:
-            index = job_indexed.pod_index(pod)
-            if _phase(pod) == "Succeeded" and index is not None and 0 <= index < completions:
-                done.add(index)
-        if done:
-            status["completedIndexes"] = job_indexed.format_intervals(done)
-        return len(done)
+            if is_pod_failed(pod, job):
+                message, _, _ = match_pod_failure_policy(policy, pod)
+                if message is not None:
+                    return message
+        return None
 
-    async def _sync(self, key: str, job: Obj, status: Obj, tally: _Tally, active: list[Obj], pods: list[Obj]) -> None:
-        """Decide and act; `status` is updated in place."""
+    # ------------------------------------------------------------------ pods: how many, which
+    async def _manage_job(self, key: str, ctx: _SyncContext) -> tuple[int, Exception | None]:
+        """Create or delete pods; returns the number active afterwards and the first error."""
+        job = ctx.job
         spec = job.get("spec") or {}
-        now = now_rfc3339()
-        completions = spec.get("completions")
+        active = ctx.active
         parallelism = int(spec.get("parallelism") or 0)
-        suspended = bool(spec.get("suspend"))
-
-        # 1. Should the job stop? Decided once, then recorded as a target condition.
-        if not (_condition_true(status, FAILURE_TARGET) or _condition_true(status, SUCCESS_CRITERIA_MET)):
-            failures = tally.failed
-            if ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy") == "OnFailure":
-                failures += sum(_restarts(p) for p in active)  # restarted in place: failures all the same
-            if failures > int(spec.get("backoffLimit", 6)):
-                _set_condition(status, FAILURE_TARGET, "True", *BACKOFF_LIMIT_EXCEEDED, now)
-            elif not suspended and self._past_deadline(spec, status):
-                _set_condition(status, FAILURE_TARGET, "True", *DEADLINE_EXCEEDED, now)
-            elif (completions is not None and tally.succeeded >= int(completions)) or (
-                completions is None and tally.succeeded > 0 and not active
-            ):
-                _set_condition(status, SUCCESS_CRITERIA_MET, "True", *COMPLETIONS_REACHED, now)
-
-        # 2. Stopping: remove what still runs, then make it final once nothing runs any more.
-        failing = _condition(status, FAILURE_TARGET)
-        if (failing is not None and failing.get("status") == "True") or _condition_true(status, SUCCESS_CRITERIA_MET):
-            await self._delete_pods(key, job, active, tally)
-            status["active"] = 0
-            if any(_is_terminating(p) for p in pods) or active:
-                return  # the deletions (or earlier ones) show up as pod events: we come back then
-            if failing is not None and failing.get("status") == "True":
-                reason, message = failing.get("reason") or "", failing.get("message") or ""
-                _set_condition(status, FAILED, "True", reason, message, now)
-                self.recorder.event(job, WARNING, reason, message)
-            else:
-                _set_condition(status, COMPLETE, "True", *COMPLETIONS_REACHED, now)
-                status["completionTime"] = now
-                self.recorder.event(job, NORMAL, "Completed", "Job completed")
-            return
-
-        # 3. Suspended: nothing runs. Resumed: the clock (startTime, the deadline) starts again.
-        if suspended:
-            await self._delete_pods(key, job, active, tally)
-            status["active"] = 0
-            if _set_condition(status, SUSPENDED, "True", "JobSuspended", "Job suspended", now):
-                self.recorder.event(job, NORMAL, "Suspended", "Job suspended")
-            return
-        if _condition_true(status, SUSPENDED):
-            _set_condition(status, SUSPENDED, "False", "JobResumed", "Job resumed", now)
-            status["startTime"] = now
-            self.recorder.event(job, NORMAL, "Resumed", "Job resumed")
-        status.setdefault("startTime", now)
-
-        # 4. Running: keep the wanted number of pods active.
-        if spec.get("completionMode") == "Indexed":
-            await self._sync_indexes(key, job, status, active, tally)
-            return
+        if spec.get("suspend"):
+            removed, removed_ready, err = await self._delete_job_pods(key, job, active)
+            ctx.terminating += removed
+            ctx.ready -= removed_ready
+            return len(active) - removed, err
+        completions = spec.get("completions")
         if completions is None:
-            want = parallelism if tally.succeeded == 0 else len(active)  # work queue: no new pods after a success
+            want = len(active) if ctx.succeeded > 0 else parallelism  # work queue: no new pods after a success
         else:
-            want = max(0, min(parallelism, int(completions) - tally.succeeded))
-        deadline = spec.get("activeDeadlineSeconds")
-        if deadline is not None:
-            left = parse_time(status["startTime"]) + float(deadline) - datetime.now(UTC).timestamp()
-            self.enqueue_after(key, max(left, 0.0) + 0.1)
-        if want > len(active):
-            created = await self._create_pods(key, job, want - len(active))
-            status["active"] = len(active) + created
-        elif want < len(active):
-            surplus = deletion_order(active, active)[: len(active) - want]
-            await self._delete_pods(key, job, surplus, tally)
-            status["active"] = want
-
-    async def _sync_indexes(self, key: str, job: Obj, status: Obj, active: list[Obj], tally: _Tally) -> None:
-        """One active pod for each unfinished index, lowest first, at most `parallelism` of them."""
-        spec = job.get("spec") or {}
-        completions, parallelism = int(spec.get("completions") or 0), int(spec.get("parallelism") or 0)
-        done = job_indexed.parse_intervals(status.get("completedIndexes"))
-        running: dict[int, Obj] = {}
-        extra: list[Obj] = []
-        for pod in active:
-            index = job_indexed.pod_index(pod)
-            if index is None or index >= completions or index in done or index in running:
-                extra.append(pod)  # out of range, already finished, or a second pod for the index
-            else:
-                running[index] = pod
-        await self._delete_pods(key, job, extra, tally)
-        pending = [i for i in range(completions) if i not in done and i not in running]
-        room = max(0, parallelism - len(running))
-        created = await self._create_index_pods(key, job, pending[: min(room, self.burst_replicas)])
-        status["active"] = len(running) + created
-
-    async def _create_index_pods(self, key: str, job: Obj, indexes: list[int]) -> int:
-        if not indexes:
-            return 0
-        self.expectations.expect_creations(key, len(indexes))
-        name = job["metadata"]["name"]
-        results = await asyncio.gather(
-            *(self._create_pod(job, lambda pod, i=i: job_indexed.for_index(pod, name, i)) for i in indexes),
-            return_exceptions=True,
-        )
-        errs = [r for r in results if isinstance(r, Exception)]
-        for _ in errs:
-            self.expectations.creation_observed(key)
-        if errs:
-            raise errs[0]
-        return len(indexes)
+            want = max(0, min(int(completions) - ctx.succeeded, parallelism))
+        to_delete = self._pods_for_removal(job, active, max(0, len(active) - want))[:MAX_POD_CREATE_DELETE_PER_SYNC]
+        if to_delete:
+            removed, removed_ready, err = await self._delete_job_pods(key, job, to_delete)
+            ctx.terminating += removed
+            ctx.ready -= removed_ready
+            return len(active) - removed, err  # deletion or creation in one sync, never both
+        replace_failed_only = only_replace_failed_pods(job)
+        diff = want - (ctx.terminating if replace_failed_only else 0) - len(active)
+        if diff <= 0:
+            return len(active), None
+        remaining = ctx.backoff.remaining_time(time.time(), self.backoff_base, self.backoff_max)
+        if remaining > 0:
+            log.info("Job %s: %d failure(s) since the last success, next pod in %.1fs",
+                     key, ctx.backoff.failures_after_last_success, remaining)
+            self.enqueue_after(key, remaining)
+            return len(active), None
+        diff = min(diff, MAX_POD_CREATE_DELETE_PER_SYNC, self.burst_replicas)
+        if spec.get("completionMode") == "Indexed":
+            terminating = job_indexed.terminating_pods(ctx.pods) if replace_failed_only else []
+            indexes = job_indexed.first_pending_indexes(
+                diff, int(completions or 0), ctx.succeeded_indexes, active, terminating
+            )
+            created, err = await self._create_index_pods(key, job, indexes)
+        else:
+            created, err = await self._create_pods(key, job, diff)
+        return len(active) + created, err
 
     @staticmethod
-    def _past_deadline(spec: Obj, status: Obj) -> bool:
-        deadline, started = spec.get("activeDeadlineSeconds"), parse_time(status.get("startTime"))
-        if deadline is None or not started:
-            return False
-        return datetime.now(UTC).timestamp() - started >= float(deadline)
+    def _pods_for_removal(job: Obj, active: list[Obj], at_least: int) -> list[Obj]:
+        spec = job.get("spec") or {}
+        remove: list[Obj] = []
+        left = active
+        if spec.get("completionMode") == "Indexed":
+            remove, left = job_indexed.duplicated_or_invalid(active, int(spec.get("completions") or 0))
+        if len(remove) < at_least:
+            remove += deletion_order(left, active)[: at_least - len(remove)]
+        return remove
 
-    # ------------------------------------------------------------------ acting on pods
-    async def _create_pods(self, key: str, job: Obj, count: int) -> int:
-        count = min(count, self.burst_replicas)
+    async def _create_pods(self, key: str, job: Obj, count: int) -> tuple[int, Exception | None]:
         # Expect before the first POST: the informer may deliver the pod before create() returns.
         self.expectations.expect_creations(key, count)
         log.info("Job %s: creating %d pod(s)", key, count)
-        ok, err = await slow_start_batch(count, SLOW_START_INITIAL_BATCH, lambda: self._create_pod(job))
+        ok, err = await slow_start_batch(
+            count, SLOW_START_INITIAL_BATCH, lambda: self._create_pod(job, with_tracking_finalizer)
+        )
         for _ in range(count - ok):
             self.expectations.creation_observed(key)  # never coming: do not wait for them
-        if err is not None:
-            raise err
-        return ok
+        return ok, err
 
-    async def _delete_pods(self, key: str, job: Obj, pods: list[Obj], tally: _Tally) -> None:
+    async def _create_index_pods(self, key: str, job: Obj, indexes: list[int]) -> tuple[int, Exception | None]:
+        if not indexes:
+            return 0, None
+        self.expectations.expect_creations(key, len(indexes))
+        name = job["metadata"]["name"]
+
+        def shape(index: int) -> Callable[[Obj], Obj]:
+            return lambda pod: with_tracking_finalizer(job_indexed.for_index(pod, name, index))
+
+        results = await asyncio.gather(*(self._create_pod(job, shape(i)) for i in indexes), return_exceptions=True)
+        errs = [r for r in results if isinstance(r, Exception)]
+        for _ in errs:
+            self.expectations.creation_observed(key)
+        return len(indexes) - len(errs), (errs[0] if errs else None)
+
+    async def _delete_job_pods(
+        self, key: str, job: Obj, pods: list[Obj]
+    ) -> tuple[int, int, Exception | None]:
+        """Delete pods the job no longer wants: finalizer first, so that they are never counted."""
         if not pods:
-            return
-        tally.deleted_by_us.update(p["metadata"].get("uid") or "" for p in pods)
+            return 0, 0, None
         self.expectations.expect_deletions(key, [meta_namespace_key(p) for p in pods])
         log.info("Job %s: deleting %d pod(s)", key, len(pods))
+
+        async def delete(pod: Obj) -> None:
+            try:
+                await remove_tracking_finalizer(self.client, pod)
+            except Exception:
+                self.expectations.deletion_observed(key, meta_namespace_key(pod))
+                raise
+            await self._delete_pod(job, pod)
+
+        results = await asyncio.gather(*(delete(p) for p in pods), return_exceptions=True)
+        return self._deletion_counts(pods, results)
+
+    async def _delete_active_pods(self, job: Obj, pods: list[Obj]) -> tuple[int, int, Exception | None]:
+        """A finishing job's pods: deleted *with* their finalizers, which the tracking then removes."""
         results = await asyncio.gather(*(self._delete_pod(job, p) for p in pods), return_exceptions=True)
+        return self._deletion_counts(pods, results)
+
+    @staticmethod
+    def _deletion_counts(pods: list[Obj], results: list[Any]) -> tuple[int, int, Exception | None]:
         errs = [r for r in results if isinstance(r, Exception)]
-        if errs:
-            raise errs[0]
+        ready = sum(1 for p, r in zip(pods, results, strict=True) if not isinstance(r, Exception) and is_ready(p))
+        return len(pods) - len(errs), ready, (errs[0] if errs else None)
+
+    # ------------------------------------------------------------------ counting with finalizers
+    async def _track_status_and_remove_finalizers(self, key: str, ctx: _SyncContext, old_status: Obj) -> None:
+        """List newly finished pods as uncounted, remove their finalizers, count them; then finish."""
+        job = ctx.job
+        spec, status = job.get("spec") or {}, job["status"]
+        indexed = spec.get("completionMode") == "Indexed"
+        completions = int(spec.get("completions") or 0)
+        policy = spec.get("podFailurePolicy")
+        needs_flush = _pruned(status) != _pruned(old_status)
+        pods = sorted(ctx.pods, key=lambda p: job_indexed.pod_index(p) or 0) if indexed else ctx.pods
+        uids_with_finalizer = {p["metadata"].get("uid") or "" for p in pods if has_tracking_finalizer(p)}
+        uids_with_finalizer -= ctx.expected_rm
+        if clean_uncounted_pods_without_finalizers(status, uids_with_finalizer):
+            needs_flush = True
+        uncounted = uncounted_of(status)
+        to_remove: list[Obj] = []
+        new_indexes: set[int] = set()
+        reached_max = False
+        failing = ctx.finished is not None and ctx.finished["type"] != SUCCESS_CRITERIA_MET
+        for pod in pods:
+            uid = pod["metadata"].get("uid") or ""
+            if not has_tracking_finalizer(pod) or uid in ctx.expected_rm:
+                continue  # counted by an earlier sync
+            failed = is_pod_failed(pod, job)
+            if not (job["metadata"].get("deletionTimestamp") or ctx.finished or phase(pod) == "Succeeded" or failed):
+                continue  # still running: its finalizer stays
+            to_remove.append(pod)
+            index = job_indexed.pod_index(pod)
+            valid_index = index if index is not None and 0 <= index < completions else None
+            if phase(pod) == "Succeeded" and uid not in ctx.uncounted_failed:
+                if indexed:
+                    if valid_index is not None and valid_index not in ctx.prev_succeeded_indexes:
+                        new_indexes.add(valid_index)
+                        needs_flush = True
+                elif uid not in ctx.uncounted_succeeded:
+                    uncounted.setdefault("succeeded", []).append(uid)
+                    needs_flush = True
+            elif failed or failing:  # a job that fails takes its unfinished pods with it
+                if uid not in ctx.uncounted_failed and (not indexed or valid_index is not None):
+                    if match_pod_failure_policy(policy, pod)[1]:
+                        uncounted.setdefault("failed", []).append(uid)
+                        needs_flush = True
+            listed = len(new_indexes) + len(uncounted.get("succeeded") or []) + len(uncounted.get("failed") or [])
+            if listed >= MAX_UNCOUNTED_PODS:
+                reached_max = True  # the status writes and pod updates bring us back for the rest
+                break
+        if indexed:
+            ctx.succeeded_indexes |= new_indexes
+            text = job_indexed.format_intervals(ctx.succeeded_indexes)
+            if text != (status.get("completedIndexes") or ""):
+                needs_flush = True
+            status["completedIndexes"] = text
+            status["succeeded"] = len(ctx.succeeded_indexes)
+        now = now_rfc3339()
+        if ctx.finished is not None and ctx.finished["type"] == FAILURE_TARGET:
+            reason, message = ctx.finished["reason"], ctx.finished["message"]
+            _set_condition(status, FAILURE_TARGET, "True", reason, message, now)
+            needs_flush = True
+            ctx.finished = _new_condition(FAILED, reason, message)
+        if ctx.finished is not None and ctx.finished["type"] == SUCCESS_CRITERIA_MET:
+            reason, message = ctx.finished.get("reason") or "", ctx.finished.get("message") or ""
+            if not _condition_true(status, SUCCESS_CRITERIA_MET):
+                _set_condition(status, SUCCESS_CRITERIA_MET, "True", reason, message, now)
+                needs_flush = True
+            ctx.finished = _new_condition(COMPLETE, reason, message)
+
+        # Step 2 → 3: the uids are in the status before any finalizer goes.
+        if needs_flush:
+            await self._write_status(ctx)
+            self.backoff.update(key, ctx.backoff)
+            needs_flush = False
+        status = ctx.job["status"]
+        rm_err: Exception | None = None
+        if to_remove:
+            uids = [p["metadata"].get("uid") or "" for p in to_remove]
+            self.finalizer_expectations.expect_removed(key, uids)
+            results = await asyncio.gather(
+                *(remove_tracking_finalizer(self.client, p) for p in to_remove), return_exceptions=True
+            )
+            for uid, result in zip(uids, results, strict=True):
+                if isinstance(result, Exception):
+                    self.finalizer_expectations.removal_observed(key, uid)  # no update is coming
+                    rm_err = rm_err or result
+                else:
+                    uids_with_finalizer.discard(uid)
+        if clean_uncounted_pods_without_finalizers(status, uids_with_finalizer):
+            needs_flush = True
+        if rm_err is not None:
+            if needs_flush:
+                await self._write_status(ctx)  # keep the progress that was made
+            raise rm_err
+        finished = not reached_max and self._enact_job_finished(ctx)
+        if needs_flush or finished:
+            await self._write_status(ctx)
+        if finished:
+            self._record_job_finished(ctx)
+
+    def _enact_job_finished(self, ctx: _SyncContext) -> bool:
+        """Write the final condition, once nothing is uncounted and nothing terminating."""
+        if ctx.finished is None:
+            return False
+        status = ctx.job["status"]
+        uncounted = uncounted_of(status)
+        if uncounted.get("succeeded") or uncounted.get("failed") or ctx.terminating > 0:
+            return False
+        now = now_rfc3339()
+        cond = ctx.finished
+        _set_condition(status, cond["type"], "True", cond.get("reason") or "", cond.get("message") or "", now)
+        if cond["type"] == COMPLETE:
+            status["completionTime"] = now
+        return True
+
+    def _record_job_finished(self, ctx: _SyncContext) -> None:
+        job, cond = ctx.job, ctx.finished or {}
+        if cond.get("type") == COMPLETE:
+            completions = (job.get("spec") or {}).get("completions")
+            if completions is not None and int(job["status"].get("succeeded") or 0) > int(completions):
+                message = "Too many succeeded pods running after completion count reached"
+                self.recorder.event(job, WARNING, "TooManySucceededPods", message)
+            self.recorder.event(job, NORMAL, "Completed", "Job completed")
+        else:
+            self.recorder.event(job, WARNING, cond.get("reason") or "", cond.get("message") or "")
+
+    async def _write_status(self, ctx: _SyncContext) -> None:
+        """PUT /status with the resourceVersion we computed from: a stale view gets a 409 and is retried."""
+        job = ctx.job
+        status = _pruned(job["status"])
+        body = {k: v for k, v in job.items() if k != "status"}
+        body["status"] = status
+        updated = await self.client.update_status(self.resource, body)
+        updated_status = updated.setdefault("status", {})
+        uncounted_of(updated_status)
+        ctx.job = updated
+
+
+def _pruned(status: Obj) -> Obj:
+    """The status as written: zero counters and empty lists omitted, as Kubernetes' omitempty does."""
+    out = copy.deepcopy(status)
+    for counter in ("active", "succeeded", "failed"):
+        if not out.get(counter):
+            out.pop(counter, None)
+    for key in ("conditions", "completedIndexes"):
+        if not out.get(key):
+            out.pop(key, None)
+    uncounted = out.setdefault("uncountedTerminatedPods", {})
+    for kind in ("succeeded", "failed"):
+        if not uncounted.get(kind):
+            uncounted.pop(kind, None)
+    return out
+

@@ -11,12 +11,20 @@ pod is made for one index and says so everywhere a program could look, as Kubern
 The set of finished indexes lives in `status.completedIndexes` as compressed intervals
 (`"0-2,4,7-9"`), so a controller that restarts knows exactly which pieces never need to run again:
 an index that succeeded once is never given a new pod. `status.succeeded` is the size of that set.
+A succeeded pod's index is added to `completedIndexes` *before* its tracking finalizer is removed
+(see job_tracking.py), so the index itself is what keeps it from being counted twice.
+
+Which pods run: the lowest indexes that have neither succeeded nor an active pod (nor, when only
+failed pods are replaced, a pod still terminating). A second active pod for the same index, or one
+with an index out of range, is deleted first when there are too many.
 """
 
 from __future__ import annotations
 
 import copy
 from typing import Any
+
+from controller_manager.controllers.job_tracking import has_tracking_finalizer, is_terminating, phase
 
 Obj = dict[str, Any]
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
@@ -73,3 +81,40 @@ def for_index(pod: Obj, job_name: str, index: int) -> Obj:
         env = [e for e in container.get("env") or [] if e.get("name") != INDEX_ENV]
         container["env"] = [env_var, *env]
     return pod
+
+
+def calculate_succeeded_indexes(job: Obj, pods: list[Obj]) -> tuple[set[int], set[int]]:
+    """(indexes already in `status.completedIndexes`, those plus succeeded pods not yet counted)."""
+    completions = int((job.get("spec") or {}).get("completions") or 0)
+    previous = {i for i in parse_intervals((job.get("status") or {}).get("completedIndexes")) if i < completions}
+    now = set(previous)
+    for pod in pods:
+        index = pod_index(pod)
+        if phase(pod) == "Succeeded" and index is not None and 0 <= index < completions and has_tracking_finalizer(pod):
+            now.add(index)
+    return previous, now
+
+
+def first_pending_indexes(
+    count: int, completions: int, succeeded: set[int], active: list[Obj], terminating: list[Obj]
+) -> list[int]:
+    """The `count` lowest indexes nobody is working on and that are not done."""
+    busy = set(succeeded) | {i for p in [*active, *terminating] if (i := pod_index(p)) is not None}
+    return [i for i in range(completions) if i not in busy][:count]
+
+
+def duplicated_or_invalid(active: list[Obj], completions: int) -> tuple[list[Obj], list[Obj]]:
+    """(pods to remove whatever happens: no index, out of range, or a second one for an index; the rest)."""
+    remove, keep, seen = [], [], set()
+    for pod in active:
+        index = pod_index(pod)
+        if index is None or not 0 <= index < completions or index in seen:
+            remove.append(pod)
+        else:
+            seen.add(index)
+            keep.append(pod)
+    return remove, keep
+
+
+def terminating_pods(pods: list[Obj]) -> list[Obj]:
+    return [p for p in pods if is_terminating(p)]

@@ -27,6 +27,9 @@ PI_JOB = REPO / "examples" / "pi-job.yaml"
 MERGE = {"Content-Type": "application/merge-patch+json"}
 Obj = dict[str, Any]
 BACKOFF = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
+TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+# The pod failure back-off (10 s doubling to 10 min in Kubernetes) shortened, so failing jobs are quick.
+JOB_MANAGER_FLAGS = ("--job-pod-failure-backoff-base", "0.2s", "--job-pod-failure-backoff-max", "1s")
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +37,7 @@ def job_cluster(
     apiserver: APIServerProcess, start_manager: Callable[..., ComponentProcess]
 ) -> Iterator[ComponentProcess]:
     """controller-manager with only the job controller, the scheduler, and a fast 3-node kubelet."""
-    manager = start_manager(controllers="job")
+    manager = start_manager(*JOB_MANAGER_FLAGS, controllers="job")
     with scheduler_and_kubelet(apiserver, "jobnode", kubelet_args=("--job-run-time", "0.5")):
         wait_for(lambda: len(ready_nodes(apiserver)) == 3, what="3 Ready jobnode-* nodes")
         yield manager
@@ -166,6 +169,7 @@ def test_pi_job_runs_three_completions_two_at_a_time(
     assert phases(pods) == ["Succeeded"] * 3
     uid = job["metadata"]["uid"]
     for pod in pods:
+        assert TRACKING_FINALIZER not in (pod["metadata"].get("finalizers") or [])  # removed once counted
         assert pod["metadata"]["name"].startswith("pi-")
         assert pod["metadata"]["labels"]["batch.kubernetes.io/controller-uid"] == uid
         assert pod["metadata"]["ownerReferences"] == [
@@ -176,6 +180,7 @@ def test_pi_job_runs_three_completions_two_at_a_time(
     status = done["status"]
     assert status["succeeded"] == 3
     assert not status.get("active") and not status.get("failed")
+    assert (status["uncountedTerminatedPods"], status["terminating"], status["ready"]) == ({}, 0, 0)
     assert status["startTime"] and status["completionTime"] >= status["startTime"]
     types = [c["type"] for c in status["conditions"]]
     assert types == ["SuccessCriteriaMet", "Complete"]

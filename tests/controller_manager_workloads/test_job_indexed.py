@@ -9,6 +9,7 @@ import httpx
 
 from controller_manager.controllers.job_indexed import format_intervals, parse_intervals
 from tests.controller_manager_workloads.test_job import (  # noqa: F401  (job_cluster is a fixture)
+    JOB_MANAGER_FLAGS,
     create_job,
     get_job,
     job_cluster,
@@ -64,7 +65,7 @@ def test_no_index_runs_twice_to_success_across_a_controller_manager_kill(
                                    completionMode="Indexed"))  # fmt: skip
     wait_for(lambda: sum(succeeded_per_index(api, ns, "many").values()) >= 8, timeout=60, what="some indexes done")
     job_cluster.kill()  # SIGKILL, mid-way
-    start_manager(controllers="job")
+    start_manager(*JOB_MANAGER_FLAGS, controllers="job")
     job = wait_condition(api, ns, "many", "Complete", timeout=90)
     per_index = succeeded_per_index(api, ns, "many")
     assert sorted(per_index) == list(range(30)) and set(per_index.values()) == {1}, per_index
