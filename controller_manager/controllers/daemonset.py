@@ -143,7 +143,8 @@ class DaemonSetController(Controller):
             by_node.setdefault(du.target_node(p) or "", []).append(p)
         nodes = {n["metadata"]["name"]: n for n in self.nodes.list()}
         template_spec = (spec.get("template") or {}).get("spec") or {}
-        plan = {name: du.node_should_run(node, template_spec) for name, node in nodes.items()}
+        daemon_spec = du.with_daemon_tolerations(template_spec)
+        plan = {name: du.node_should_run(node, daemon_spec) for name, node in nodes.items()}
 
         if self.expectations.satisfied(key) and not md.get("deletionTimestamp"):
             create, delete = self._manage(ds, plan, by_node)
@@ -192,23 +193,26 @@ class DaemonSetController(Controller):
         deleting: list[Obj],
     ) -> tuple[list[str], list[Obj]]:  # fmt: skip
         """Replace old-template pods within the budget (Kubernetes' rollingUpdate, both flavours)."""
-        min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
-        wanted = [n for n, (run, _) in plan.items() if run]
-        surge, max_unavailable = du.rolling_budget(ds, len(wanted))
-        create: list[str] = []
-        delete: list[Obj] = []
-
         def new(p: Obj) -> bool:
             return (p["metadata"].get("labels") or {}).get(du.REVISION_HASH) == current
 
+        create: list[str] = []
+        delete: list[Obj] = []
+        if all(new(p) for pods in by_node.values() for p in pods):
+            return create, delete  # nothing to replace: the usual case between rollouts
+        min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
+        wanted = [n for n, (run, _) in plan.items() if run]
+        surge, max_unavailable = du.rolling_budget(ds, len(wanted))
+        going = {id(p) for p in deleting}  # identity, not equality: comparing pods field by field is slow
+
         unavailable = sum(
-            1 for n in wanted if not any(is_available(p, min_ready) and p not in deleting for p in by_node.get(n, []))
+            1 for n in wanted if not any(is_available(p, min_ready) and id(p) not in going for p in by_node.get(n, []))
         )
         surging = sum(
             1 for n in wanted if any(new(p) for p in by_node.get(n, [])) and any(not new(p) for p in by_node.get(n, []))
         )
         for name in wanted:
-            here = [p for p in by_node.get(name, []) if p not in deleting and _phase(p) != "Failed"]
+            here = [p for p in by_node.get(name, []) if id(p) not in going and _phase(p) != "Failed"]
             old = [p for p in here if not new(p)]
             if not old:
                 continue
@@ -285,7 +289,9 @@ class DaemonSetController(Controller):
                 desired += 1
                 if here:
                     scheduled += 1
-                    newest = max(here, key=lambda p: parse_time(p["metadata"].get("creationTimestamp")))
+                    newest = here[0] if len(here) == 1 else max(
+                        here, key=lambda p: parse_time(p["metadata"].get("creationTimestamp"))
+                    )
                     ready += is_ready(newest)
                     available += is_available(newest, min_ready)
                     updated += (newest["metadata"].get("labels") or {}).get(du.REVISION_HASH) == current
