@@ -3,7 +3,9 @@
 The kubelet leaves its containers running when it stops (a restarted kubelet adopts them, as a
 real kubelet does). `mini-k8s down` wants the opposite - nothing of the cluster left - so it runs
 this after the kubelets have stopped: each run's process group and cgroup are killed, its cgroup
-and directory removed; then the pods' network namespaces and veths and the node's bridge.
+and directory removed (with the upper directory of its own root, for a container with volumes);
+then the pods' volumes (a Memory emptyDir's tmpfs unmounted, the pod's volume directory removed),
+network namespaces and veths, and the node's bridge.
 Prints how many runs it removed.
 """
 
@@ -13,15 +15,18 @@ import sys
 import time
 from pathlib import Path
 
-from kubelet import cgroups_cpu, netns
+from kubelet import cgroups_cpu, netns, volumes
 from kubelet.runs import cgroup_parent, remove_run
 
 
 def cleanup(root_dir: Path, timeout: float = 5.0) -> int:
+    root_dir = root_dir.absolute()
     containers = root_dir / "containers"
     if not containers.is_dir():
         return 0
     removed = _remove_containers(containers, timeout)
+    for uid in volumes.recorded(root_dir):
+        volumes.teardown(root_dir, uid)
     for uid in netns.recorded(root_dir):
         netns.remove(uid, root_dir)
     netns.remove_bridge(root_dir)

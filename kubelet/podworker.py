@@ -5,9 +5,10 @@ deletionTimestamp means "stop and go away"), read fresh from the informer cache 
 Current state: the containers this worker runs (containers.py) through the container runtime
 (cri.py: simulated, or real processes), and the status the API shows.
 The difference, each pass:
-  1. advance the containers to "now": start what should start (after --pod-startup-delay and the
-     runtime's sandbox, init containers one by one, then the app containers), notice what the
-     runtime reports ended, stop what a liveness/startup probe failed (prober.py), restart what
+  1. advance the containers to "now": start what should start (after --pod-startup-delay, the
+     pod's volumes - FailedMount events until the runtime can set them up - and the runtime's
+     sandbox, init containers one by one, then the app containers), notice what the runtime
+     reports ended, stop what a liveness/startup probe failed (prober.py), restart what
      restartPolicy restarts (with the CrashLoopBackOff back-off);
   2. deletionTimestamp set: stop every running container (the Killing event: SIGTERM, SIGKILL
      after the grace period), report them
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kubelet.podworker")
 MAX_STATUS_ATTEMPTS = 5
+MOUNT_BACKOFF_MAX = 8.0  # volumes that cannot be mounted yet are retried 0.5 s, 1 s, ... then every 8 s
 
 
 class PodWorker:
@@ -74,6 +76,9 @@ class PodWorker:
         self.sandbox_ready_at = time.time() + cfg.pod_startup_delay
         self.pod_ip: str | None = None
         self.sandbox_done = False  # the runtime's ensure_sandbox succeeded (in this process)
+        self.volumes_ready = False  # the runtime set up the pod's volumes (in this process)
+        self.mount_backoff = 0.0  # seconds between tries after a FailedMount
+        self.mount_retry_at = 0.0
         self.netns = ""  # the pod's network namespace (process runtime, --pod-network bridge)
         self.start_time: str | None = None
         self.terminal = False  # Succeeded/Failed: nothing will run again
@@ -169,6 +174,18 @@ class PodWorker:
         """Move the containers forward to `now`; returns when the next change is due."""
         if now < self.sandbox_ready_at:
             return self.sandbox_ready_at
+        if not self.volumes_ready and now >= self.mount_retry_at:  # as the kubelet: the volumes, then the sandbox
+            mount = getattr(self.runtime, "mount_volumes", None)  # the process runtime's (kubelet/volumes.py)
+            failures = await mount(self, pod) if mount is not None else []
+            for message in failures:
+                self._event(pod, WARNING, "FailedMount", message)
+            if failures:
+                self.mount_backoff = min(self.mount_backoff * 2, MOUNT_BACKOFF_MAX) if self.mount_backoff else 0.5
+                self.mount_retry_at = now + self.mount_backoff
+            else:
+                self.volumes_ready = True
+        if not self.volumes_ready and not any(c.container_id for c in [*self.inits, *self.mains]):
+            return self.mount_retry_at  # ContainerCreating (an adopted pod's running containers go on)
         if self.pod_ip is None:
             self.pod_ip = self.node.ip if self.host_network else self.node.allocator.allocate()
         if not self.sandbox_done:

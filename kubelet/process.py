@@ -12,6 +12,9 @@ Current state: one directory per container run under `--root-dir`/containers/<id
     exit.json    exitCode, finishedAt, reason (written by the shim when the container exits)
     tmp/         the container's own /tmp (bind-mounted in its mount namespace; not when
                  --root-dir is under /tmp, which that would hide)
+    rootfs/ rootfs-upper/ rootfs-work/   only for a container with volumeMounts: the mount point,
+                 upper and work directories of its own root (an overlay over the host's, made
+                 in its mount namespace by the shim; volumes.py)
 
 plus a memory cgroup per run: /sys/fs/cgroup/memory/mini-k8s/<id> (cgroup v1) or
 /sys/fs/cgroup/mini-k8s/<id> (v2), with memory.limit_in_bytes / memory.max = the limit, and the CPU
@@ -24,6 +27,11 @@ restart reads the directories back (adopt): a run without exit.json whose shim l
 with the start time it had. A sweeper removes the directories and cgroups of pods that are gone
 (after deletion, and orphans found after a restart); `python -m kubelet.cleanup` removes all of
 them (`mini-k8s down`).
+
+Volumes (volumes.py): before a pod's first container starts, its volumes are set up under
+`--root-dir`/pods/<uid>/ (a FailedMount event and ContainerCreating until they can be); the
+sweeper refreshes configMap/secret/downwardAPI/projected volumes and removes the directory when
+the pod's runs are gone.
 
 Pod networking (--pod-network bridge, the default): netns.py gives each pod a network namespace
 on the node's bridge before its first container starts; the shim puts every container of the pod
@@ -50,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 from api.quantity import parse_quantity
 from client import WARNING
-from kubelet import cgroups_cpu, dns, netns
+from kubelet import cgroups_cpu, dns, netns, volumes
 from kubelet import env as envs
 from kubelet.cri import ContainerRuntime, Exit, StartError
 from kubelet.images import catalog
@@ -88,8 +96,11 @@ class ProcessRuntime(ContainerRuntime):
         self.cpu_cgroups = cgroups_cpu.v1_parent() if self.cgroup_version == 1 else None
         self.busybox = catalog.install_busybox(self.root / "images" / "busybox" / "bin")
         self.logs = ProcessLogs(self)
+        allocatable = {"cpu": kubelet.config.cpu, "memory": kubelet.config.memory}
+        self.volumes = volumes.VolumeManager(self.root, kubelet.client, allocatable)
+        self._refreshed = 0.0
         self._doomed: set[Path] = set()
-        self._doomed_sandboxes: set[str] = set()  # pod uids whose network namespace goes
+        self._doomed_sandboxes: set[str] = set()  # pod uids whose network namespace and volumes go
         self.pod_hosts: dict[str, str] = {}  # pod uid -> the IP probes reach it on
         self._dns_warned: set[str] = set()  # pod uids whose DNS warnings are recorded
         # pyroute2's synchronous API runs its own event loop: it must not run in ours. A few
@@ -133,6 +144,7 @@ class ProcessRuntime(ContainerRuntime):
             raise StartError("RunContainerError", "no command specified")
         if "/" not in argv[0] and shutil.which(argv[0], path=environment.get("PATH", catalog.HOST_PATH)) is None:
             raise StartError("RunContainerError", f'exec: "{argv[0]}": executable file not found in $PATH')
+        mounts = self.volumes.mounts(worker.uid or "", spec, environment) if spec.get("volumeMounts") else []
         for old, _ in self.runs_of(worker.uid or "", c.name)[:-1]:
             self._doomed.add(old)  # keep one finished run: the one `logs --previous` shows
         self._sweep_doomed()
@@ -147,12 +159,18 @@ class ProcessRuntime(ContainerRuntime):
             "attempt": c.restart_count,
         }  # fmt: skip
         (directory / "meta.json").write_text(json.dumps(meta))
-        shim_spec = {
+        shim_spec: dict[str, Any] = {
             "argv": argv, "env": environment, "cwd": spec.get("workingDir") or "/", "hostname": hostname,
             "cgroup": cgroup, "cpu_cgroup": cpu_cgroup, "namespaces": True, "tmp": self._private_tmp(directory),
             "netns": worker.netns,
             "mounts": self._name_files(worker, pod, directory),
         }  # fmt: skip
+        if mounts:  # its own root, so that mountPaths are made in it and not on the host (shim.py)
+            for part in ("rootfs", "rootfs-upper", "rootfs-work"):
+                (directory / part).mkdir()
+            shim_spec["root"] = {"mnt": str(directory / "rootfs"), "upper": str(directory / "rootfs-upper"),
+                                 "work": str(directory / "rootfs-work")}  # fmt: skip
+            shim_spec["volumes"] = mounts
         (directory / "spec.marshal").write_bytes(marshal.dumps(shim_spec))
         with open(directory / "shim.log", "ab") as shim_log:
             shim = subprocess.Popen(
@@ -229,6 +247,11 @@ class ProcessRuntime(ContainerRuntime):
                 self.netlink, netns.ensure_bridge, node.name, node.pod_cidr, self.root
             )
 
+    async def mount_volumes(self, worker: PodWorker, pod: dict[str, Any]) -> list[str]:
+        """Set up the pod's volumes (volumes.py): the FailedMount messages, [] once all are ready.
+        The pod worker calls it before the sandbox, and until it returns []."""
+        return await self.volumes.setup(pod)
+
     async def ensure_sandbox(self, worker: PodWorker) -> None:
         if self.kubelet.config.pod_network != "bridge" or worker.host_network or not worker.pod_ip:
             return
@@ -273,7 +296,11 @@ class ProcessRuntime(ContainerRuntime):
                         if meta.get("uid") not in live:
                             self._doomed.add(directory)
                     self._doomed_sandboxes.update(uid for uid in netns.recorded(self.root) if uid not in live)
+                    self._doomed_sandboxes.update(uid for uid in volumes.recorded(self.root) if uid not in live)
                 self._sweep_doomed()
+                if time.time() - self._refreshed >= volumes.REFRESH:
+                    self._refreshed = time.time()
+                    await self._refresh_volumes()
             except Exception:  # keep sweeping whatever one directory does
                 log.exception("sweeping containers failed")
 
@@ -284,10 +311,22 @@ class ProcessRuntime(ContainerRuntime):
         for uid in list(self._doomed_sandboxes):
             if any(meta.get("uid") == uid for _, meta in self.runs()):
                 continue  # its processes first
+            self.volumes.forget(uid)
+            if not volumes.teardown(self.root, uid):
+                continue  # a mount that would not go: next sweep
             self.netlink.submit(self._remove_sandbox, uid)
             self._doomed_sandboxes.discard(uid)
             self.pod_hosts.pop(uid, None)
             self._dns_warned.discard(uid)
+
+    async def _refresh_volumes(self) -> None:
+        """configMap/secret/downwardAPI/projected volumes follow their objects (volumes.py)."""
+        for worker in list(self.kubelet.workers.values()):
+            if worker.uid not in self.volumes.pods:
+                continue
+            pod = self.kubelet.pods.get(worker.key)
+            if pod is not None and pod["metadata"].get("uid") == worker.uid:
+                await self.volumes.refresh(pod)
 
     def _name_files(self, worker: PodWorker, pod: dict[str, Any], directory: Path) -> list[tuple[str, str]]:
         """The pod's resolv.conf and /etc/hosts (dns.py), written into the run's directory; the shim

@@ -11,7 +11,7 @@ it starts the container and stays its parent, so it alone can `wait()` for it. I
      the whole group), inside the container's cgroups (memory, and cpu on cgroup v1), in the
      pod's network namespace, in new UTS and mount namespaces (the hostname is the pod's; /tmp is
      the container's own directory; the pod's resolv.conf and hosts file are bind-mounted over
-     /etc's);
+     /etc's); a container with volumes gets its own root (below);
   3. copies its stdout and stderr into `log` in the CRI log format the kubelet reads back:
         2026-01-02T03:04:05.123456789Z stdout F hello
   4. when the container exits: kills what it left behind in its cgroup, writes exit.json
@@ -20,6 +20,18 @@ it starts the container and stays its parent, so it alone can `wait()` for it. I
 
 It ignores SIGTERM/SIGINT/SIGHUP: stopping a container is the kubelet's business, done to the
 container's process group.
+
+A container with volumeMounts (spec "root" and "volumes", kubelet/volumes.py) must see them at
+paths the host usually lacks (/data, /etc/config) while the host stays as it was. So, in its
+private mount namespace only, the shim makes it a root of its own: an overlay with the host's
+root file system as the read-only lower layer and upper/work directories in the container
+directory; the host's other mounts (/proc, /sys, /dev, /run, the file system of the data dir ...,
+each with what is mounted below it) bound into it; then pivot_root into it, with the old root
+kept at /.mini-k8s-old-root just long enough to bind the volumes, /tmp, resolv.conf and hosts
+from it. A missing mountPath is created inside the new root, i.e. in the upper directory; one
+that would have to be created on another of the host's file systems is refused. The mount
+namespace dies with the container; the upper directory goes with the container directory.
+Containers without volumeMounts keep the plain path above (no overlay).
 """
 
 from __future__ import annotations
@@ -41,6 +53,11 @@ CLONE_NEWUTS = 0x04000000
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
 MS_BIND = 4096
+MS_RDONLY = 1
+MS_REMOUNT = 32
+MNT_DETACH = 2
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}  # Linux syscall tables
+OLD_ROOT = "/.mini-k8s-old-root"
 PARTIAL_AT = 16 * 1024  # a line longer than this is written in parts (tag P), as the CRI does
 
 
@@ -65,7 +82,13 @@ def _isolate(spec: dict) -> None:  # type: ignore[type-arg]
         if libc.setns(fd, CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), f"setns {spec['netns']}")
         os.close(fd)
-    if libc.unshare(CLONE_NEWUTS | CLONE_NEWNS) == 0:
+    if spec.get("root"):  # volumes: its own root, or no start at all
+        if libc.unshare(CLONE_NEWUTS | CLONE_NEWNS) != 0:
+            raise OSError(ctypes.get_errno(), "unshare the mount namespace")
+        name = spec["hostname"].encode()
+        libc.sethostname(name, len(name))
+        _enter_root(libc, spec)
+    elif libc.unshare(CLONE_NEWUTS | CLONE_NEWNS) == 0:
         name = spec["hostname"].encode()
         libc.sethostname(name, len(name))
         libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)
@@ -77,6 +100,79 @@ def _isolate(spec: dict) -> None:  # type: ignore[type-arg]
                 raise OSError(ctypes.get_errno(), f"bind mount {source} on {target}")
     if spec.get("cwd"):
         os.chdir(spec["cwd"])
+
+
+def _enter_root(libc, spec: dict) -> None:  # type: ignore[no-untyped-def,type-arg]
+    """The container's own root (see the module comment), then its volumes. Errors fail the start."""
+    import ctypes
+
+    def mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+        if libc.mount(source.encode(), target.encode(), fstype and fstype.encode(), flags, data and data.encode()):
+            errno = ctypes.get_errno()
+            raise OSError(errno, f"mount {source} on {target}: {os.strerror(errno)}")
+
+    root = spec["root"]
+    new = root["mnt"]
+    mount("none", "/", None, MS_REC | MS_PRIVATE)
+    tops = _top_mounts(new)
+    mount("overlay", new, "overlay", 0, f"lowerdir=/,upperdir={root['upper']},workdir={root['work']}")
+    for point in tops:  # best effort: a mount point the root file system lacks stays out
+        libc.mount(point.encode(), (new + point).encode(), None, MS_BIND | MS_REC, None)
+    os.mkdir(new + OLD_ROOT, 0o700)
+    if libc.syscall(SYS_PIVOT_ROOT.get(os.uname().machine, 155), new.encode(), (new + OLD_ROOT).encode()) != 0:
+        raise OSError(ctypes.get_errno(), "pivot_root")
+    os.chdir("/")
+    top = os.stat("/").st_dev
+    tmp = spec.get("tmp")
+    if tmp:
+        mount(OLD_ROOT + tmp, "/tmp", None, MS_BIND)
+    for source, target, read_only in spec.get("volumes") or ():
+        _make_target(target, os.path.isdir(OLD_ROOT + source), top, bool(tmp))
+        mount(OLD_ROOT + source, target, None, MS_BIND | MS_REC)
+        if read_only:
+            mount("none", target, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+    for source, target in spec.get("mounts") or ():  # resolv.conf, hosts: unless a volume hides /etc's
+        if os.path.isfile(target):
+            mount(OLD_ROOT + source, target, None, MS_BIND)
+    if libc.umount2(OLD_ROOT.encode(), MNT_DETACH) != 0:
+        raise OSError(ctypes.get_errno(), "unmount the old root")
+    os.rmdir(OLD_ROOT)
+
+
+def _top_mounts(skip: str) -> list[str]:
+    """The mount points right below the root mount (each is bound with what is mounted below it)."""
+    rows = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            point = fields[4]
+            if "\\" in point:
+                for escaped, char in (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")):
+                    point = point.replace(escaped, char)
+            rows.append((fields[0], fields[1], point))
+    root = [mount_id for mount_id, _, point in rows if point == "/"][-1]
+    return [p for _, parent, p in rows if parent == root and p != "/" and p != skip and not p.startswith(skip + "/")]
+
+
+def _make_target(target: str, directory: bool, top: int, private_tmp: bool) -> None:
+    """Create a missing mountPath inside the new root: only on the overlay (or the container's own
+    /tmp), never on one of the host's other file systems bound into it."""
+    if os.path.lexists(target):
+        return
+    parts = [p for p in target.split("/") if p]
+    path = ""
+    for i, part in enumerate(parts):
+        parent, path = path or "/", path + "/" + part
+        if os.path.lexists(path):
+            continue
+        real = os.path.realpath(parent)
+        if os.stat(parent).st_dev != top and not (private_tmp and (real == "/tmp" or real.startswith("/tmp/"))):
+            raise OSError(f"mountPath {target}: {path} would have to be created on the host's file system "
+                          f"mounted at or above {real}; mini-k8s leaves the host as it is")  # fmt: skip
+        if i == len(parts) - 1 and not directory:
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+        else:
+            os.mkdir(path, 0o755)
 
 
 def _read(path: str) -> str:
