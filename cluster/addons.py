@@ -48,7 +48,8 @@ async def ensure_objects(api: RESTClient, objects: list[tuple[str, dict[str, Any
 
 
 async def ensure_addons(
-    api: RESTClient, metrics_server_port: int = 0, dns: tuple[str, list[str], int] | None = None
+    api: RESTClient, metrics_server_port: int = 0, dns: tuple[str, list[str], int] | None = None,
+    metrics_server_addresses: tuple[str, ...] = ("127.0.0.1",),
 ) -> list[str]:
     """Create what is missing; returns a line for each object created. `dns`: the kube-dns Service's
     address, where the cluster DNS listens and its port (no DNS: None)."""
@@ -61,16 +62,16 @@ async def ensure_addons(
     except AlreadyExistsError:
         pass
     if metrics_server_port:
-        lines += await ensure_metrics_api(api, metrics_server_port)
+        lines += await ensure_metrics_api(api, metrics_server_port, metrics_server_addresses)
     return lines
 
 
-async def ensure_metrics_api(api: RESTClient, port: int) -> list[str]:
-    """The metrics API's registration, brought to this port."""
-    created = await ensure_objects(api, metrics_objects(port))
+async def ensure_metrics_api(api: RESTClient, port: int, addresses: tuple[str, ...] = ("127.0.0.1",)) -> list[str]:
+    """The metrics API's registration, brought to this port and these addresses."""
+    created = await ensure_objects(api, metrics_objects(port, addresses))
     if not created:
         return []
-    return [f"metrics API: {', '.join(created)} (kubectl top; metrics-server on 127.0.0.1:{port})"]
+    return [f"metrics API: {', '.join(created)} (kubectl top; metrics-server on {', '.join(addresses)}:{port})"]
 
 
 async def ensure_cluster_dns(api: RESTClient, cluster_ip: str, addresses: list[str], port: int) -> list[str]:

@@ -4,6 +4,7 @@
     mini-k8s up -d --nodes 5         # in the background; PIDs in .mini-k8s/run/
     mini-k8s status
     mini-k8s down
+    mini-k8s addons --master http://apiserver:8080 --cluster-dns cluster-dns:10053   # docker compose's one-shot
 
 Timing flags (`--node-monitor-grace-period 10s`, `--node-status-update-frequency 2s`, …) are
 passed to the component that owns them, so the node-failure lab takes seconds instead of
@@ -224,6 +225,36 @@ def down(
     remove_proxy_rules(state.components, report=typer.echo)
     state.clear()
     typer.echo(f"mini-k8s stopped (data kept in {path})")
+
+
+@app.command()
+def addons(
+    master: Annotated[str, typer.Option("--master", help="The API server's address.")] = "http://127.0.0.1:8080",
+    cluster_dns: Annotated[
+        str, typer.Option("--cluster-dns", metavar="HOST:PORT", help="Where the cluster DNS listens: kube-dns.")
+    ] = "",
+    metrics_server: Annotated[
+        str, typer.Option("--metrics-server", metavar="HOST:PORT", help="Where metrics-server listens.")
+    ] = "",
+    service_cluster_ip_range: Annotated[
+        str, typer.Option("--service-cluster-ip-range", help="The API server's; kube-dns takes its tenth address.")
+    ] = SERVICE_CIDR,
+    wait: Annotated[str, typer.Option("--wait", help="How long to wait for the API server (Go duration).")] = "60s",
+) -> None:
+    """Create the add-on objects (default StorageClass, kube-dns, the metrics API) for components
+    running elsewhere, e.g. in docker compose (cluster/addons_command.py)."""
+    from api.duration import parse_duration
+    from cluster.addons_command import AddonError, install
+
+    try:
+        lines = asyncio.run(install(master, cluster_dns, metrics_server, service_cluster_ip_range,
+                                    parse_duration(wait)))  # fmt: skip
+    except (AddonError, ValueError) as exc:
+        _fail(str(exc))
+    for line in lines:
+        typer.echo(line if line.startswith("!") else f"✓ {line}")
+    if not lines:
+        typer.echo("✓ every add-on object is already as wanted")
 
 
 @app.command()

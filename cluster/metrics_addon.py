@@ -28,8 +28,9 @@ NAME = "metrics-server"
 LABELS = {"k8s-app": NAME, "addonmanager.kubernetes.io/mode": "Reconcile"}
 
 
-def metrics_objects(port: int) -> list[tuple[str, dict[str, Any]]]:
-    """(resource, object) in creation order."""
+def metrics_objects(port: int, addresses: tuple[str, ...] = ("127.0.0.1",)) -> list[tuple[str, dict[str, Any]]]:
+    """(resource, object) in creation order; `addresses`: where metrics-server listens (`up`: on
+    loopback; docker compose: its container's address, which `mini-k8s addons` looks up)."""
     meta = {"name": NAME, "namespace": NAMESPACE, "labels": LABELS}
     service = {
         "apiVersion": "v1",
@@ -41,7 +42,8 @@ def metrics_objects(port: int) -> list[tuple[str, dict[str, Any]]]:
         "apiVersion": "v1",
         "kind": "Endpoints",
         "metadata": meta,
-        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "http", "port": port, "protocol": "TCP"}]}],
+        "subsets": [{"addresses": [{"ip": ip} for ip in addresses],
+                     "ports": [{"name": "http", "port": port, "protocol": "TCP"}]}],
     }
     api_service = {
         "apiVersion": "apiregistration.k8s.io/v1",

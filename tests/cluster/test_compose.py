@@ -44,9 +44,12 @@ SCRIPTS = {  # console script -> the package it runs (pyproject's [project.scrip
     "mini-scheduler": "scheduler",
     "mini-kubelet": "kubelet",
     "mini-cluster-dns": "cluster_dns",
+    "mini-metrics-server": "metrics_server",
+    "mini-k8s": "cluster",
 }
 KUBELETS = ["kubelet-1", "kubelet-2", "kubelet-3"]
-COMPONENTS = ["apiserver", "controller-manager", "scheduler", "cluster-dns", *KUBELETS]
+COMPONENTS = ["apiserver", "controller-manager", "scheduler", "cluster-dns", "metrics-server", *KUBELETS]
+ONE_SHOTS = ["addons"]  # `mini-k8s addons`: runs once the DNS and metrics-server are healthy, then exits
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +78,10 @@ def health_port(service: dict[str, Any]) -> int:
 
 
 def test_compose_runs_etcd_and_every_component_from_one_image(services: dict[str, Any]) -> None:
-    assert set(services) == {"etcd", *COMPONENTS}
+    assert set(services) == {"etcd", *COMPONENTS, *ONE_SHOTS}
     etcd_image = r"(gcr\.io/etcd-development/etcd|quay\.io/coreos/etcd):v3\.5\.\d+"
     assert re.fullmatch(etcd_image, services["etcd"]["image"])
-    images = {(services[name].get("build"), services[name].get("image")) for name in COMPONENTS}
+    images = {(services[name].get("build"), services[name].get("image")) for name in COMPONENTS + ONE_SHOTS}
     assert images == {(".", "mini-k8s:latest")}
     dockerfile = (REPO / "Dockerfile").read_text()
     # python:3.11-slim unless the build names another base (the offline path: test_docker_engine.py)
@@ -86,7 +89,7 @@ def test_compose_runs_etcd_and_every_component_from_one_image(services: dict[str
     assert 'pip install --root /staging "$@" .' in dockerfile  # always the sources, never a stale wheel
     ignored = (REPO / ".dockerignore").read_text().split()
     assert {".venv", ".git", ".mini-k8s", "tests"} <= set(ignored)  # the image holds sources only
-    assert {services[name]["command"][0] for name in COMPONENTS} == set(SCRIPTS)
+    assert {services[name]["command"][0] for name in COMPONENTS + ONE_SHOTS} == set(SCRIPTS)
 
 
 def test_each_service_starts_after_its_dependency_is_healthy_and_has_a_healthcheck(
@@ -103,6 +106,9 @@ def test_each_service_starts_after_its_dependency_is_healthy_and_has_a_healthche
         command = services[name]["command"]
         assert health_port(services[name]) == int(flag(command, "--health-port") or flag(command, "--port") or 0), name
     assert "/readyz" in " ".join(services["apiserver"]["healthcheck"]["test"])
+    assert services["addons"]["command"][:2] == ["mini-k8s", "addons"]
+    assert services["addons"]["depends_on"] == {name: {"condition": "service_healthy"}
+                                                for name in ("cluster-dns", "metrics-server")}  # fmt: skip
 
 
 def test_the_apiserver_uses_etcd_and_is_published_on_8080(services: dict[str, Any]) -> None:
@@ -130,7 +136,7 @@ def test_each_kubelet_is_one_node_named_after_its_container(services: dict[str, 
 
 def test_every_command_is_accepted_by_its_cli(services: dict[str, Any]) -> None:
     procs = {}
-    for name in COMPONENTS:
+    for name in COMPONENTS + ONE_SHOTS:
         script, *args = services[name]["command"]
         procs[name] = subprocess.Popen(
             [sys.executable, "-m", SCRIPTS[script], *args, "--help"],
@@ -257,6 +263,21 @@ def test_the_stack_comes_up_from_the_compose_commands(
         question = dnslib.DNSRecord.question("kubernetes.default.svc.cluster.local")
         answer = dnslib.DNSRecord.parse(question.send("127.0.0.1", ports["cluster-dns"], timeout=5))
         assert [str(rr.rdata) for rr in answer.rr] == [_cluster_ip(api_url, "default", "kubernetes")]
+
+        # the one-shot `addons` points the cluster at the DNS and metrics-server (rewritten to loopback)
+        where = {f"{name}:{flag(services[name]['command'], '--port')}": f"127.0.0.1:{ports[name]}"
+                 for name in ("cluster-dns", "metrics-server")}  # fmt: skip
+        script, *args = services["addons"]["command"]
+        done = subprocess.run([sys.executable, "-m", SCRIPTS[script], *rewrite(args, {**urls, **where}, 0)],
+                              capture_output=True, text=True, cwd=REPO, timeout=90, env=_no_proxy())  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "✓ cluster DNS: Service kube-dns, Endpoints kube-dns" in done.stdout
+        assert _cluster_ip(api_url, "kube-system", "kube-dns") == "10.96.0.10"
+        endpoints = httpx.get(f"{api_url}/api/v1/namespaces/kube-system/endpoints/kube-dns", timeout=5).json()
+        assert {p["port"] for p in endpoints["subsets"][0]["ports"]} == {ports["cluster-dns"]}
+        node_metrics = f"{api_url}/apis/metrics.k8s.io/v1beta1/nodes"  # through the aggregator to metrics-server
+        wait_for(lambda: len(httpx.get(node_metrics, timeout=5).json().get("items") or []) == 3, timeout=60,
+                 interval=0.5, what="node metrics for kubelet-1..3")  # fmt: skip
 
         # and the way a student checks it: `mini-kubectl get nodes`
         kubectl = subprocess.run(

@@ -124,6 +124,23 @@ def test_compose_up_builds_offline_runs_the_seed_rc_and_the_node_failure_lab(
         wait_for(lambda: ask_dns(dns_port, "mysql.default.svc.cluster.local") == [cluster_ip], timeout=30,
                  interval=0.5, what="the DNS answer for mysql")  # fmt: skip
 
+        # The one-shot `addons` service ran and exited 0; the metrics API answers `kubectl top nodes`
+        # through the API server's aggregator, and kube-dns has its tenth-address ClusterIP.
+        def addons_state() -> str:
+            cid = engine.compose("ps", "-q", "addons", env=env).stdout.strip()
+            return engine.docker("inspect", "-f", "{{.State.Status}} {{.State.ExitCode}}", cid).stdout.strip()
+
+        wait_for(lambda: addons_state() == "exited 0", timeout=60, interval=1, what="the addons one-shot done")
+        assert kubectl.json("get", "svc", "-n", "kube-system", "kube-dns")["spec"]["clusterIP"] == "10.96.0.10"
+        assert ask_dns(dns_port, "kube-dns.kube-system.svc.cluster.local") == ["10.96.0.10"]
+
+        def top_nodes() -> list[str]:
+            done = kubectl("top", "nodes", "--no-headers", check=False)
+            return sorted(line.split()[0] for line in done.stdout.splitlines()) if done.returncode == 0 else []
+
+        wait_for(lambda: top_nodes() == ["kubelet-1", "kubelet-2", "kubelet-3"], timeout=90, interval=2,
+                 what="kubectl top nodes")  # fmt: skip
+
         # The lab: a stopped kubelet container stops heartbeating and its node goes NotReady (Unknown).
         engine.compose("stop", "kubelet-2", env=env)
         wait_for(lambda: node_ready(kubectl) == {"kubelet-1": "True", "kubelet-2": "Unknown", "kubelet-3": "True"},
