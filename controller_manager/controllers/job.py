@@ -5,24 +5,32 @@ Desired state: `spec.completions` pods that exit successfully, with never more t
 the job runs, none while it is suspended (`spec.suspend: true`) or finished. Without `completions`
 (work-queue mode) `parallelism` pods run until one of them succeeds; after that no more are created
 and the job completes once none is active. In Indexed mode each index 0…completions-1 must succeed
-once (job_indexed.py), and a `successPolicy` may declare success earlier (job_success_policy.py).
+once (job_indexed.py), and a `successPolicy` may declare success earlier (job_success_policy.py);
+with `backoffLimitPerIndex` each index may instead fail, on its own budget of failures or at once
+by a FailIndex rule, and is then never retried (job_backoff_per_index.py).
 A job fails when more than `spec.backoffLimit` pods have failed, when it has been running longer
-than `spec.activeDeadlineSeconds`, or when a failed pod matches a FailJob rule of its
-`spec.podFailurePolicy` (job_failure_policy.py; Ignore rules keep a failure from counting at all).
+than `spec.activeDeadlineSeconds`, when a failed pod matches a FailJob rule of its
+`spec.podFailurePolicy` (job_failure_policy.py; Ignore rules keep a failure from counting at all),
+or, with `backoffLimitPerIndex`, when more than `spec.maxFailedIndexes` indexes failed or every
+index is done and some failed.
 Current state: the job's pods in the informer cache (claimed through ownerReferences and the
 generated `batch.kubernetes.io/controller-uid` selector, adopting and releasing like the replica
-manager), and the job's `status`: the counters and `status.uncountedTerminatedPods`.
+manager), and the job's `status`: the counters, `status.uncountedTerminatedPods` and, Indexed,
+`completedIndexes`/`failedIndexes`.
 What it does about the difference: creates pods from `spec.template` (`<job>-xxxxx`, a controller
 ownerReference with blockOwnerDeletion, and the `batch.kubernetes.io/job-tracking` finalizer) or
 deletes the surplus, and writes `status` through the `/status` subresource: active, ready,
-terminating, succeeded, failed, uncountedTerminatedPods, startTime, completionTime and conditions.
+terminating, succeeded, failed, uncountedTerminatedPods, completedIndexes, failedIndexes,
+startTime, completionTime and conditions.
 
-Counting is Kubernetes' (≥ 1.26) finalizer tracking, job_tracking.py: a finished pod is first
+Counting is Kubernetes' (≥ 1.26) finalizer tracking, job_tracking.py, written by job_status.py
+(the second half of every sync, a mixin of this class): a finished pod is first
 listed in `status.uncountedTerminatedPods`, then its finalizer is removed, then it moves into
 `status.succeeded`/`status.failed` — so every finished pod is counted exactly once, across
 controller-manager restarts, and even when it is deleted while nobody is looking (the finalizer
 keeps it until it is counted). After failures, replacement pods wait for the pod failure back-off
-(job_backoff.py: 10 s doubling to 10 min, computed from when the failed pods finished).
+(job_backoff.py: 10 s doubling to 10 min, computed from when the failed pods finished; with
+`backoffLimitPerIndex` counted per index instead, from the index's own failures).
 
 Finishing takes two steps, as in Kubernetes ≥ 1.31: first a *target* condition
 (`SuccessCriteriaMet` or `FailureTarget`) is written and the remaining active pods are deleted;
@@ -34,15 +42,16 @@ Events come "From job-controller":
     Normal   Completed             Job completed
     Warning  BackoffLimitExceeded  Job has reached the specified backoff limit
     Warning  PodFailurePolicy      Container main for pod ns/x failed with exit code 42 matching FailJob rule at index 0
+    Warning  FailedIndexes         Job has failed indexes
 
 Why a subclass of ReplicaManager: everything between "a pod changed" and "this owner's key is
 queued" (controller-ref resolution, orphans, expectations so a burst never over-creates), creating a
 pod from a template with its events, and deleting one are exactly what the ReplicationController and
 ReplicaSet need too. The decision — how many pods, what has been counted, when the owner is done —
-is `reconcile` here; the pod handlers add what finalizers need (expectations of their removal, and
-a queue entry `orphan-pod:<ns>/<name>` for a pod that lost its job but still carries one).
-Left out: `backoffLimitPerIndex`/`maxFailedIndexes` (and so the FailIndex action), which the API
-server refuses; `managedBy`; ttlSecondsAfterFinished is the ttl-after-finished controller's.
+is `reconcile` here (what has been counted, and finishing, in job_status.py); the pod handlers add
+what finalizers need (expectations of their removal, and a queue entry `orphan-pod:<ns>/<name>` for
+a pod that lost its job but still carries one).
+Left out: `managedBy`; ttlSecondsAfterFinished is the ttl-after-finished controller's.
 """
 
 from __future__ import annotations
@@ -52,22 +61,36 @@ import copy
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from api.labels import Selector, from_label_selector
-from client import NORMAL, WARNING, index_by_owner_uid, meta_namespace_key
+from client import NORMAL, index_by_owner_uid, meta_namespace_key
+from controller_manager.controllers import job_backoff_per_index as per_index
 from controller_manager.controllers import job_indexed
 from controller_manager.controllers.controller_ref_manager import controller_of, recheck_owner
-from controller_manager.controllers.job_backoff import BackoffRecord, BackoffStore
+from controller_manager.controllers.job_backoff import BackoffStore
 from controller_manager.controllers.job_failure_policy import REASON_POD_FAILURE_POLICY, match_pod_failure_policy
+from controller_manager.controllers.job_status import (
+    BACKOFF_LIMIT_EXCEEDED,
+    COMPLETIONS_REACHED,
+    DEADLINE_EXCEEDED,
+    FAILED,
+    FAILURE_TARGET,
+    SUCCESS_CRITERIA_MET,
+    SUSPENDED,
+    JobStatusMixin,
+    SyncContext,
+    condition,
+    condition_true,
+    is_finished,
+    new_condition,
+    set_condition,
+)
 from controller_manager.controllers.job_success_policy import REASON_SUCCESS_POLICY, match_success_policy
 from controller_manager.controllers.job_tracking import (
-    MAX_UNCOUNTED_PODS,
     FinalizerExpectations,
     JobPodRefManager,
-    clean_uncounted_pods_without_finalizers,
     has_tracking_finalizer,
     is_pod_failed,
     is_terminating,
@@ -91,84 +114,8 @@ from controller_manager.controllers.timeutil import now_rfc3339
 log = logging.getLogger("controller_manager")
 Obj = dict[str, Any]
 
-# Condition types, reasons and messages as Kubernetes writes them.
-COMPLETE, FAILED, SUSPENDED = "Complete", "Failed", "Suspended"
-SUCCESS_CRITERIA_MET, FAILURE_TARGET = "SuccessCriteriaMet", "FailureTarget"
-COMPLETIONS_REACHED = ("CompletionsReached", "Reached expected number of succeeded pods")
-BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
-DEADLINE_EXCEEDED = ("DeadlineExceeded", "Job was active longer than specified deadline")
 ORPHAN_POD_PREFIX = "orphan-pod:"  # queue keys of pods whose finalizer must go (never a job key: no ':')
 MAX_POD_CREATE_DELETE_PER_SYNC = 500
-
-
-@dataclass
-class _SyncContext:
-    """What one sync knows about a job (Kubernetes' syncJobCtx)."""
-
-    job: Obj  # a private copy; its status is what we will write
-    pods: list[Obj]
-    active: list[Obj]
-    ready: int
-    terminating: int
-    uncounted_succeeded: set[str]
-    uncounted_failed: set[str]
-    expected_rm: set[str]  # uids whose finalizer removal we have not seen yet
-    succeeded: int = 0
-    failed: int = 0
-    finished: Obj | None = None  # the condition the job is heading for
-    prev_succeeded_indexes: set[int] = field(default_factory=set)
-    succeeded_indexes: set[int] = field(default_factory=set)
-    backoff: BackoffRecord = field(default_factory=BackoffRecord)
-
-
-def _condition(status: Obj, type_: str) -> Obj | None:
-    return next((c for c in status.get("conditions") or [] if c.get("type") == type_), None)
-
-
-def _condition_true(status: Obj, type_: str) -> bool:
-    cond = _condition(status, type_)
-    return cond is not None and cond.get("status") == "True"
-
-
-def is_finished(job: Obj) -> bool:
-    status = job.get("status") or {}
-    return _condition_true(status, COMPLETE) or _condition_true(status, FAILED)
-
-
-def _new_condition(type_: str, reason: str, message: str) -> Obj:
-    now = now_rfc3339()
-    return {
-        "type": type_,
-        "status": "True",
-        "lastProbeTime": now,
-        "lastTransitionTime": now,
-        "reason": reason,
-        "message": message,
-    }
-
-
-def _set_condition(status: Obj, type_: str, state: str, reason: str, message: str, now: str) -> bool:
-    """Add or update a condition; lastTransitionTime moves only when the status flips. True if changed."""
-    conditions: list[Obj] = status.setdefault("conditions", [])
-    cond = _condition(status, type_)
-    if cond is None:
-        conditions.append(
-            {
-                "type": type_,
-                "status": state,
-                "lastProbeTime": now,
-                "lastTransitionTime": now,
-                "reason": reason,
-                "message": message,
-            }
-        )
-        return True
-    if (cond.get("status"), cond.get("reason"), cond.get("message")) == (state, reason, message):
-        return False
-    if cond.get("status") != state:
-        cond["lastTransitionTime"] = now
-    cond.update(status=state, reason=reason, message=message, lastProbeTime=now)
-    return True
 
 
 def _past_backoff_limit_on_failure(job: Obj, pods: list[Obj]) -> bool:
@@ -193,7 +140,7 @@ def _past_deadline(spec: Obj, status: Obj) -> bool:
     return datetime.now(UTC).timestamp() - started >= float(deadline)
 
 
-class JobController(ReplicaManager):
+class JobController(JobStatusMixin, ReplicaManager):
     name = "job"
     component = "job-controller"
     resource = "jobs.batch"
@@ -336,7 +283,7 @@ class JobController(ReplicaManager):
         satisfied = self.expectations.satisfied(key)
         pods = await self._pods_for_job(job)
         active = [p for p in pods if is_active(p)]
-        ctx = _SyncContext(
+        ctx = SyncContext(
             job=job,
             pods=pods,
             active=active,
@@ -357,30 +304,24 @@ class JobController(ReplicaManager):
         ctx.backoff = self.backoff.new_record(key, new_succeeded, new_failed)
 
         # 1. Should the job stop? Decided once, then recorded as a target condition.
-        if _condition_true(status, SUCCESS_CRITERIA_MET):
-            ctx.finished = _condition(status, SUCCESS_CRITERIA_MET)
+        if condition_true(status, SUCCESS_CRITERIA_MET):
+            ctx.finished = condition(status, SUCCESS_CRITERIA_MET)
         else:
-            target = _condition(status, FAILURE_TARGET)
+            target = condition(status, FAILURE_TARGET)
             if target is not None and target.get("status") == "True":
-                ctx.finished = _new_condition(FAILED, target.get("reason") or "", target.get("message") or "")
+                ctx.finished = new_condition(FAILED, target.get("reason") or "", target.get("message") or "")
             elif (message := self._fail_job_message(job, pods)) is not None:
-                ctx.finished = _new_condition(FAILURE_TARGET, REASON_POD_FAILURE_POLICY, message)
+                ctx.finished = new_condition(FAILURE_TARGET, REASON_POD_FAILURE_POLICY, message)
         if ctx.finished is None:
             if ctx.failed > int(spec.get("backoffLimit", 6)) or _past_backoff_limit_on_failure(job, pods):
-                ctx.finished = _new_condition(FAILURE_TARGET, *BACKOFF_LIMIT_EXCEEDED)
+                ctx.finished = new_condition(FAILURE_TARGET, *BACKOFF_LIMIT_EXCEEDED)
             elif _past_deadline(spec, status):
-                ctx.finished = _new_condition(FAILURE_TARGET, *DEADLINE_EXCEEDED)
+                ctx.finished = new_condition(FAILURE_TARGET, *DEADLINE_EXCEEDED)
             elif spec.get("activeDeadlineSeconds") is not None and not suspended:
                 left = parse_time(status["startTime"]) + float(spec["activeDeadlineSeconds"]) - time.time()
                 self.enqueue_after(key, max(left, 0.0) + 0.1)
         if spec.get("completionMode") == "Indexed":
-            ctx.prev_succeeded_indexes, ctx.succeeded_indexes = job_indexed.calculate_succeeded_indexes(job, pods)
-            ctx.succeeded = len(ctx.succeeded_indexes)
-            if ctx.finished is None:
-                pieces = int(spec.get("completions") or 0)
-                message, met = match_success_policy(spec.get("successPolicy"), pieces, ctx.succeeded_indexes)
-                if met:
-                    ctx.finished = _new_condition(SUCCESS_CRITERIA_MET, REASON_SUCCESS_POLICY, message)
+            self._sync_indexes(ctx)
 
         # 2. Stopping: remove what still runs. Running: keep the wanted number of pods active.
         manage_err: Exception | None = None
@@ -403,23 +344,46 @@ class JobController(ReplicaManager):
             else:
                 complete = ctx.succeeded >= int(completions) and active_count == 0
             if complete:
-                ctx.finished = _new_condition(SUCCESS_CRITERIA_MET, *COMPLETIONS_REACHED)
+                ctx.finished = new_condition(SUCCESS_CRITERIA_MET, *COMPLETIONS_REACHED)
             elif manage_called:
                 self._update_suspended_condition(job, status, suspended)
         status["active"] = active_count
         status["ready"] = ctx.ready
         status["terminating"] = ctx.terminating
-        await self._track_status_and_remove_finalizers(key, ctx, old_status)
+        await self.track_status_and_remove_finalizers(key, ctx, old_status)
         if manage_err is not None:
             raise manage_err
+
+    @staticmethod
+    def _sync_indexes(ctx: SyncContext) -> None:
+        """Indexed: which indexes succeeded (and failed, with backoffLimitPerIndex); may the job stop?"""
+        job, pods = ctx.job, ctx.pods
+        spec = job.get("spec") or {}
+        pieces = int(spec.get("completions") or 0)
+        ctx.prev_succeeded_indexes, ctx.succeeded_indexes = job_indexed.calculate_succeeded_indexes(job, pods)
+        ctx.succeeded = len(ctx.succeeded_indexes)
+        if per_index.has_backoff_limit_per_index(job):
+            failed = ctx.failed_indexes = per_index.calculate_failed_indexes(job, pods)
+            if ctx.finished is None:
+                max_failed = spec.get("maxFailedIndexes")
+                if max_failed is not None and len(failed) > int(max_failed):
+                    ctx.finished = new_condition(FAILURE_TARGET, *per_index.MAX_FAILED_INDEXES_EXCEEDED)
+                elif failed and len(failed) + len(ctx.succeeded_indexes) >= pieces:
+                    ctx.finished = new_condition(FAILURE_TARGET, *per_index.FAILED_INDEXES)
+            done = ctx.succeeded_indexes | failed
+            ctx.delayed = per_index.pods_with_delayed_deletion(job, pods, ctx.active, done, ctx.expected_rm)
+        if ctx.finished is None:
+            message, met = match_success_policy(spec.get("successPolicy"), pieces, ctx.succeeded_indexes)
+            if met:
+                ctx.finished = new_condition(SUCCESS_CRITERIA_MET, REASON_SUCCESS_POLICY, message)
 
     def _update_suspended_condition(self, job: Obj, status: Obj, suspended: bool) -> None:
         now = now_rfc3339()
         if suspended:
-            if _set_condition(status, SUSPENDED, "True", "JobSuspended", "Job suspended", now):
+            if set_condition(status, SUSPENDED, "True", "JobSuspended", "Job suspended", now):
                 self.recorder.event(job, NORMAL, "Suspended", "Job suspended")
-        elif _condition(status, SUSPENDED) is not None:
-            if _set_condition(status, SUSPENDED, "False", "JobResumed", "Job resumed", now):
+        elif condition(status, SUSPENDED) is not None:
+            if set_condition(status, SUSPENDED, "False", "JobResumed", "Job resumed", now):
                 self.recorder.event(job, NORMAL, "Resumed", "Job resumed")
                 status["startTime"] = now  # activeDeadlineSeconds counts continuous activity
 
@@ -431,7 +395,7 @@ class JobController(ReplicaManager):
         refs = JobPodRefManager(self.client, job, self.selector_of(job), recheck_owner(self.client, self.resource, job))
         return await refs.claim(list(candidates.values()))
 
-    def _new_finished_pods(self, ctx: _SyncContext) -> tuple[list[Obj], list[Obj]]:
+    def _new_finished_pods(self, ctx: SyncContext) -> tuple[list[Obj], list[Obj]]:
         """Finished pods not yet in the status: they still carry the finalizer and are not listed."""
         spec = ctx.job.get("spec") or {}
         indexed = spec.get("completionMode") == "Indexed"
@@ -463,7 +427,7 @@ class JobController(ReplicaManager):
         return None
 
     # ------------------------------------------------------------------ pods: how many, which
-    async def _manage_job(self, key: str, ctx: _SyncContext) -> tuple[int, Exception | None]:
+    async def _manage_job(self, key: str, ctx: SyncContext) -> tuple[int, Exception | None]:
         """Create or delete pods; returns the number active afterwards and the first error."""
         job = ctx.job
         spec = job.get("spec") or {}
@@ -489,21 +453,31 @@ class JobController(ReplicaManager):
         diff = want - (ctx.terminating if replace_failed_only else 0) - len(active)
         if diff <= 0:
             return len(active), None
-        remaining = ctx.backoff.remaining_time(time.time(), self.backoff_base, self.backoff_max)
-        if remaining > 0:
-            log.info("Job %s: %d failure(s) since the last success, next pod in %.1fs",
-                     key, ctx.backoff.failures_after_last_success, remaining)
-            self.enqueue_after(key, remaining)
-            return len(active), None
+        now = time.time()
+        has_per_index = per_index.has_backoff_limit_per_index(job)
+        if not has_per_index:  # with backoffLimitPerIndex the back-off is counted per index, below
+            remaining = ctx.backoff.remaining_time(now, self.backoff_base, self.backoff_max)
+            if remaining > 0:
+                log.info("Job %s: %d failure(s) since the last success, next pod in %.1fs",
+                         key, ctx.backoff.failures_after_last_success, remaining)
+                self.enqueue_after(key, remaining)
+                return len(active), None
         diff = min(diff, MAX_POD_CREATE_DELETE_PER_SYNC, self.burst_replicas)
-        if spec.get("completionMode") == "Indexed":
-            terminating = job_indexed.terminating_pods(ctx.pods) if replace_failed_only else []
-            indexes = job_indexed.first_pending_indexes(
-                diff, int(completions or 0), ctx.succeeded_indexes, active, terminating
-            )
-            created, err = await self._create_index_pods(key, job, indexes)
-        else:
+        if spec.get("completionMode") != "Indexed":
             created, err = await self._create_pods(key, job, diff)
+            return len(active) + created, err
+        terminating = job_indexed.terminating_pods(ctx.pods) if replace_failed_only else []
+        done = ctx.succeeded_indexes | (ctx.failed_indexes or set())
+        indexes = job_indexed.first_pending_indexes(diff, int(completions or 0), done, active, terminating)
+        if has_per_index:
+            indexes, remaining = per_index.indexes_to_create_now(
+                indexes, ctx.delayed, now, self.backoff_base, self.backoff_max
+            )
+            if remaining > 0:
+                log.info("Job %s: every index to run is backing off, next pod in %.1fs", key, remaining)
+                self.enqueue_after(key, remaining)
+                return len(active), None
+        created, err = await self._create_index_pods(key, job, indexes, ctx.delayed if has_per_index else None)
         return len(active) + created, err
 
     @staticmethod
@@ -528,14 +502,23 @@ class JobController(ReplicaManager):
             self.expectations.creation_observed(key)  # never coming: do not wait for them
         return ok, err
 
-    async def _create_index_pods(self, key: str, job: Obj, indexes: list[int]) -> tuple[int, Exception | None]:
+    async def _create_index_pods(
+        self, key: str, job: Obj, indexes: list[int], replaced: dict[int, Obj] | None
+    ) -> tuple[int, Exception | None]:
+        """One pod per index; with backoffLimitPerIndex (`replaced` given) annotated with its failure count."""
         if not indexes:
             return 0, None
         self.expectations.expect_creations(key, len(indexes))
         name = job["metadata"]["name"]
 
         def shape(index: int) -> Callable[[Obj], Obj]:
-            return lambda pod: with_tracking_finalizer(job_indexed.for_index(pod, name, index))
+            def make(pod: Obj) -> Obj:
+                pod = with_tracking_finalizer(job_indexed.for_index(pod, name, index))
+                if replaced is not None:
+                    pod = per_index.with_failure_counts(pod, job, replaced.get(index))
+                return pod
+
+            return make
 
         results = await asyncio.gather(*(self._create_pod(job, shape(i)) for i in indexes), return_exceptions=True)
         errs = [r for r in results if isinstance(r, Exception)]
@@ -573,154 +556,3 @@ class JobController(ReplicaManager):
         errs = [r for r in results if isinstance(r, Exception)]
         ready = sum(1 for p, r in zip(pods, results, strict=True) if not isinstance(r, Exception) and is_ready(p))
         return len(pods) - len(errs), ready, (errs[0] if errs else None)
-
-    # ------------------------------------------------------------------ counting with finalizers
-    async def _track_status_and_remove_finalizers(self, key: str, ctx: _SyncContext, old_status: Obj) -> None:
-        """List newly finished pods as uncounted, remove their finalizers, count them; then finish."""
-        job = ctx.job
-        spec, status = job.get("spec") or {}, job["status"]
-        indexed = spec.get("completionMode") == "Indexed"
-        completions = int(spec.get("completions") or 0)
-        policy = spec.get("podFailurePolicy")
-        needs_flush = _pruned(status) != _pruned(old_status)
-        pods = sorted(ctx.pods, key=lambda p: job_indexed.pod_index(p) or 0) if indexed else ctx.pods
-        uids_with_finalizer = {p["metadata"].get("uid") or "" for p in pods if has_tracking_finalizer(p)}
-        uids_with_finalizer -= ctx.expected_rm
-        if clean_uncounted_pods_without_finalizers(status, uids_with_finalizer):
-            needs_flush = True
-        uncounted = uncounted_of(status)
-        to_remove: list[Obj] = []
-        new_indexes: set[int] = set()
-        reached_max = False
-        failing = ctx.finished is not None and ctx.finished["type"] != SUCCESS_CRITERIA_MET
-        for pod in pods:
-            uid = pod["metadata"].get("uid") or ""
-            if not has_tracking_finalizer(pod) or uid in ctx.expected_rm:
-                continue  # counted by an earlier sync
-            failed = is_pod_failed(pod, job)
-            if not (job["metadata"].get("deletionTimestamp") or ctx.finished or phase(pod) == "Succeeded" or failed):
-                continue  # still running: its finalizer stays
-            to_remove.append(pod)
-            index = job_indexed.pod_index(pod)
-            valid_index = index if index is not None and 0 <= index < completions else None
-            if phase(pod) == "Succeeded" and uid not in ctx.uncounted_failed:
-                if indexed:
-                    if valid_index is not None and valid_index not in ctx.prev_succeeded_indexes:
-                        new_indexes.add(valid_index)
-                        needs_flush = True
-                elif uid not in ctx.uncounted_succeeded:
-                    uncounted.setdefault("succeeded", []).append(uid)
-                    needs_flush = True
-            elif failed or failing:  # a job that fails takes its unfinished pods with it
-                if uid not in ctx.uncounted_failed and (not indexed or valid_index is not None):
-                    if match_pod_failure_policy(policy, pod)[1]:
-                        uncounted.setdefault("failed", []).append(uid)
-                        needs_flush = True
-            listed = len(new_indexes) + len(uncounted.get("succeeded") or []) + len(uncounted.get("failed") or [])
-            if listed >= MAX_UNCOUNTED_PODS:
-                reached_max = True  # the status writes and pod updates bring us back for the rest
-                break
-        if indexed:
-            ctx.succeeded_indexes |= new_indexes
-            text = job_indexed.format_intervals(ctx.succeeded_indexes)
-            if text != (status.get("completedIndexes") or ""):
-                needs_flush = True
-            status["completedIndexes"] = text
-            status["succeeded"] = len(ctx.succeeded_indexes)
-        now = now_rfc3339()
-        if ctx.finished is not None and ctx.finished["type"] == FAILURE_TARGET:
-            reason, message = ctx.finished["reason"], ctx.finished["message"]
-            _set_condition(status, FAILURE_TARGET, "True", reason, message, now)
-            needs_flush = True
-            ctx.finished = _new_condition(FAILED, reason, message)
-        if ctx.finished is not None and ctx.finished["type"] == SUCCESS_CRITERIA_MET:
-            reason, message = ctx.finished.get("reason") or "", ctx.finished.get("message") or ""
-            if not _condition_true(status, SUCCESS_CRITERIA_MET):
-                _set_condition(status, SUCCESS_CRITERIA_MET, "True", reason, message, now)
-                needs_flush = True
-            ctx.finished = _new_condition(COMPLETE, reason, message)
-
-        # Step 2 → 3: the uids are in the status before any finalizer goes.
-        if needs_flush:
-            await self._write_status(ctx)
-            self.backoff.update(key, ctx.backoff)
-            needs_flush = False
-        status = ctx.job["status"]
-        rm_err: Exception | None = None
-        if to_remove:
-            uids = [p["metadata"].get("uid") or "" for p in to_remove]
-            self.finalizer_expectations.expect_removed(key, uids)
-            results = await asyncio.gather(
-                *(remove_tracking_finalizer(self.client, p) for p in to_remove), return_exceptions=True
-            )
-            for uid, result in zip(uids, results, strict=True):
-                if isinstance(result, Exception):
-                    self.finalizer_expectations.removal_observed(key, uid)  # no update is coming
-                    rm_err = rm_err or result
-                else:
-                    uids_with_finalizer.discard(uid)
-        if clean_uncounted_pods_without_finalizers(status, uids_with_finalizer):
-            needs_flush = True
-        if rm_err is not None:
-            if needs_flush:
-                await self._write_status(ctx)  # keep the progress that was made
-            raise rm_err
-        finished = not reached_max and self._enact_job_finished(ctx)
-        if needs_flush or finished:
-            await self._write_status(ctx)
-        if finished:
-            self._record_job_finished(ctx)
-
-    def _enact_job_finished(self, ctx: _SyncContext) -> bool:
-        """Write the final condition, once nothing is uncounted and nothing terminating."""
-        if ctx.finished is None:
-            return False
-        status = ctx.job["status"]
-        uncounted = uncounted_of(status)
-        if uncounted.get("succeeded") or uncounted.get("failed") or ctx.terminating > 0:
-            return False
-        now = now_rfc3339()
-        cond = ctx.finished
-        _set_condition(status, cond["type"], "True", cond.get("reason") or "", cond.get("message") or "", now)
-        if cond["type"] == COMPLETE:
-            status["completionTime"] = now
-        return True
-
-    def _record_job_finished(self, ctx: _SyncContext) -> None:
-        job, cond = ctx.job, ctx.finished or {}
-        if cond.get("type") == COMPLETE:
-            completions = (job.get("spec") or {}).get("completions")
-            if completions is not None and int(job["status"].get("succeeded") or 0) > int(completions):
-                message = "Too many succeeded pods running after completion count reached"
-                self.recorder.event(job, WARNING, "TooManySucceededPods", message)
-            self.recorder.event(job, NORMAL, "Completed", "Job completed")
-        else:
-            self.recorder.event(job, WARNING, cond.get("reason") or "", cond.get("message") or "")
-
-    async def _write_status(self, ctx: _SyncContext) -> None:
-        """PUT /status with the resourceVersion we computed from: a stale view gets a 409 and is retried."""
-        job = ctx.job
-        status = _pruned(job["status"])
-        body = {k: v for k, v in job.items() if k != "status"}
-        body["status"] = status
-        updated = await self.client.update_status(self.resource, body)
-        updated_status = updated.setdefault("status", {})
-        uncounted_of(updated_status)
-        ctx.job = updated
-
-
-def _pruned(status: Obj) -> Obj:
-    """The status as written: zero counters and empty lists omitted, as Kubernetes' omitempty does."""
-    out = copy.deepcopy(status)
-    for counter in ("active", "succeeded", "failed"):
-        if not out.get(counter):
-            out.pop(counter, None)
-    for key in ("conditions", "completedIndexes"):
-        if not out.get(key):
-            out.pop(key, None)
-    uncounted = out.setdefault("uncountedTerminatedPods", {})
-    for kind in ("succeeded", "failed"):
-        if not uncounted.get(kind):
-            uncounted.pop(kind, None)
-    return out
-

@@ -13,8 +13,8 @@ Actions, as in Kubernetes:
 - Ignore: the failure is not counted (neither in `status.failed` nor against backoffLimit); the
   pod is replaced;
 - Count: counted as any failure would be (also what happens when no rule matches);
-- FailIndex: only with `backoffLimitPerIndex`, which mini-k8s refuses at the API server, so it
-  never reaches the controller.
+- FailIndex: counted, and the pod's index fails at once — no retry, whatever is left of its
+  `backoffLimitPerIndex` (which the API server requires for this action; job_backoff_per_index.py).
 
 `onExitCodes` looks at terminated containers with a non-zero exit code (app containers first, then
 init containers), optionally only the one named `containerName`; `onPodConditions` matches a pod
@@ -65,7 +65,9 @@ def match_pod_failure_policy(policy: Obj | None, pod: Obj) -> tuple[str | None, 
             return None, False, IGNORE
         if action == COUNT:
             return None, True, COUNT
-        # FailIndex without backoffLimitPerIndex (or an unknown action): Kubernetes goes on to the next rule.
+        if action == FAIL_INDEX:
+            return None, True, FAIL_INDEX
+        # An unknown action (the API server never lets one in): Kubernetes goes on to the next rule.
     return None, True, None
 
 

@@ -14,8 +14,9 @@ an index that succeeded once is never given a new pod. `status.succeeded` is the
 A succeeded pod's index is added to `completedIndexes` *before* its tracking finalizer is removed
 (see job_tracking.py), so the index itself is what keeps it from being counted twice.
 
-Which pods run: the lowest indexes that have neither succeeded nor an active pod (nor, when only
-failed pods are replaced, a pod still terminating). A second active pod for the same index, or one
+Which pods run: the lowest indexes that have neither succeeded (nor, with `backoffLimitPerIndex`,
+failed: job_backoff_per_index.py) nor an active pod (nor, when only failed pods are replaced, a pod
+still terminating). A second active pod for the same index, or one
 with an index out of range, is deleted first when there are too many.
 """
 
@@ -46,7 +47,7 @@ def parse_intervals(text: str | None) -> set[int]:
 
 
 def format_intervals(indexes: set[int]) -> str:
-    """{0, 1, 2, 4} → `"0-2,4"` (Kubernetes' compressed form)."""
+    """{0, 1, 2, 4, 6, 7} → `"0-2,4,6,7"` (Kubernetes' compressed form: a pair is written as two)."""
     parts: list[str] = []
     ordered = sorted(indexes)
     i = 0
@@ -54,7 +55,10 @@ def format_intervals(indexes: set[int]) -> str:
         j = i
         while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
             j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        if i == j:
+            parts.append(str(ordered[i]))
+        else:
+            parts.append(f"{ordered[i]}{',' if j == i + 1 else '-'}{ordered[j]}")
         i = j + 1
     return ",".join(parts)
 
@@ -96,10 +100,10 @@ def calculate_succeeded_indexes(job: Obj, pods: list[Obj]) -> tuple[set[int], se
 
 
 def first_pending_indexes(
-    count: int, completions: int, succeeded: set[int], active: list[Obj], terminating: list[Obj]
+    count: int, completions: int, done: set[int], active: list[Obj], terminating: list[Obj]
 ) -> list[int]:
-    """The `count` lowest indexes nobody is working on and that are not done."""
-    busy = set(succeeded) | {i for p in [*active, *terminating] if (i := pod_index(p)) is not None}
+    """The `count` lowest indexes nobody is working on and that are not done (succeeded or failed)."""
+    busy = set(done) | {i for p in [*active, *terminating] if (i := pod_index(p)) is not None}
     return [i for i in range(completions) if i not in busy][:count]
 
 

@@ -137,7 +137,7 @@ def test_api_server_validates_the_policy_as_kubernetes(api: httpx.Client) -> Non
         "operator": "In", "values": [1]}}]})  # fmt: skip
     unordered = job_with_policy("c", ["true"], {"rules": [{"action": "Count", "onExitCodes": {
         "containerName": "nope", "operator": "In", "values": [3, 0]}}]})  # fmt: skip
-    per_index = simple_job("d", ["true"], completions=2, completionMode="Indexed", backoffLimitPerIndex=1)
+    per_index = simple_job("d", ["true"], completions=2, backoffLimitPerIndex=1)  # NonIndexed
     not_indexed = simple_job("e", ["true"], successPolicy={"rules": [{"succeededCount": 1}]})
     cases = {
         "a": 'spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported when '
@@ -145,7 +145,7 @@ def test_api_server_validates_the_policy_as_kubernetes(api: httpx.Client) -> Non
         "b": 'spec.podFailurePolicy.rules[0].action: Invalid value: "FailIndex": requires the backoffLimitPerIndex '
              "to be set",
         "c": "spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: [3,0]: must be ordered",
-        "d": "spec.backoffLimitPerIndex: Forbidden: not supported by mini-k8s",
+        "d": "spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode",
         "e": "spec.successPolicy: Invalid value:",
     }  # fmt: skip
     for manifest in (on_failure, fail_index, unordered, per_index, not_indexed):

@@ -10,8 +10,10 @@ A `podFailurePolicy` is checked rule by rule as Kubernetes does (at most 20 rule
 FailJob, Ignore, Count or FailIndex; exactly one of onExitCodes and onPodConditions; exit-code values
 ordered, unique, at most 255, never 0 for In; a containerName that exists in the template), and it
 requires restartPolicy Never and podReplacementPolicy Failed. A `successPolicy` needs Indexed
-completion mode. Refused by mini-k8s only: `backoffLimitPerIndex` and `maxFailedIndexes` (per-index
-back-off is not implemented, so FailIndex, which needs it, cannot be used either).
+completion mode. `backoffLimitPerIndex` and `maxFailedIndexes` need Indexed completion mode (and
+`maxFailedIndexes`, at most `completions` and 10^5, needs `backoffLimitPerIndex`; above 10^5
+completions it is required and capped at 10^4, as is parallelism); the FailIndex action needs
+`backoffLimitPerIndex`, which is immutable once the Job exists.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from typing import Any
 from api.errors import (
     FieldError,
     duplicate,
-    field_forbidden,
     invalid_value,
     not_supported,
     required,
@@ -47,6 +48,12 @@ SUPPORTED_POD_FAILURE_POLICY_ACTIONS = ["Count", "FailIndex", "FailJob", "Ignore
 SUPPORTED_EXIT_CODES_OPERATORS = ["In", "NotIn"]
 SUPPORTED_CONDITION_STATUSES = ["False", "True", "Unknown"]
 SUPPORTED_POD_REPLACEMENT_POLICIES = ["Failed", "TerminatingOrFailed"]
+# Kubernetes' limits for Indexed Jobs (they cap the length of completedIndexes and failedIndexes).
+MAX_PARALLELISM_FOR_INDEXED_JOB = 100_000
+MAX_FAILED_INDEXES_FOR_INDEXED_JOB = 100_000
+COMPLETIONS_SOFT_LIMIT = 100_000
+PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS = 10_000
+MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS = 10_000
 MAX_POD_FAILURE_POLICY_RULES = 20
 MAX_ON_EXIT_CODES_VALUES = 255
 MAX_ON_POD_CONDITIONS_PATTERNS = 20
@@ -72,11 +79,7 @@ def validate_job_spec(spec: object, path: str, *, selector_required: bool = True
     mode = spec.get("completionMode")
     if mode and mode not in SUPPORTED_COMPLETION_MODES:
         errs.append(not_supported(f"{path}.completionMode", mode, SUPPORTED_COMPLETION_MODES))
-    if mode == "Indexed" and spec.get("completions") is None:
-        errs.append(required(f"{path}.completions", "when completion mode is Indexed"))
-    for unsupported in ("backoffLimitPerIndex", "maxFailedIndexes"):
-        if spec.get(unsupported) is not None:
-            errs.append(field_forbidden(f"{path}.{unsupported}", "not supported by mini-k8s (no per-index back-off)"))
+    errs += _validate_per_index_fields(spec, mode, path)
     selector = spec.get("selector")
     template = spec.get("template")
     if selector is None:
@@ -94,7 +97,7 @@ def validate_job_spec(spec: object, path: str, *, selector_required: bool = True
     pod_spec = pod_spec if isinstance(pod_spec, dict) else {}
     failure_policy = spec.get("podFailurePolicy")
     if failure_policy is not None:
-        errs += _validate_pod_failure_policy(failure_policy, pod_spec, f"{path}.podFailurePolicy")
+        errs += _validate_pod_failure_policy(failure_policy, spec, pod_spec, f"{path}.podFailurePolicy")
     if spec.get("successPolicy") is not None:
         if mode != "Indexed":
             errs.append(invalid_value(f"{path}.successPolicy", spec["successPolicy"],
@@ -116,7 +119,52 @@ def validate_job_spec(spec: object, path: str, *, selector_required: bool = True
     return errs
 
 
-def _validate_pod_failure_policy(policy: object, pod_spec: Obj, path: str) -> Errors:
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _validate_per_index_fields(spec: Obj, mode: object, path: str) -> Errors:
+    """completionMode and what depends on it: Indexed limits, backoffLimitPerIndex and maxFailedIndexes."""
+    errs: Errors = []
+    per_index, max_failed = spec.get("backoffLimitPerIndex"), spec.get("maxFailedIndexes")
+    completions, parallelism = _int(spec.get("completions")), _int(spec.get("parallelism"))
+    errs += nonnegative(per_index, f"{path}.backoffLimitPerIndex")
+    if max_failed is not None:
+        errs += nonnegative(max_failed, f"{path}.maxFailedIndexes")
+        if per_index is None:
+            errs.append(required(f"{path}.backoffLimitPerIndex", "when maxFailedIndexes is specified"))
+    if mode == "Indexed":
+        if spec.get("completions") is None:
+            errs.append(required(f"{path}.completions", "when completion mode is Indexed"))
+        if parallelism is not None and parallelism > MAX_PARALLELISM_FOR_INDEXED_JOB:
+            errs.append(invalid_value(f"{path}.parallelism", parallelism, f"must be less than or equal to "
+                                      f"{MAX_PARALLELISM_FOR_INDEXED_JOB} when completion mode is Indexed"))
+        max_failed_int = _int(max_failed)
+        if completions is not None and max_failed_int is not None and max_failed_int > completions:
+            errs.append(invalid_value(f"{path}.maxFailedIndexes", max_failed_int,
+                                      "must be less than or equal to completions"))
+        if max_failed_int is not None and max_failed_int > MAX_FAILED_INDEXES_FOR_INDEXED_JOB:
+            errs.append(invalid_value(f"{path}.maxFailedIndexes", max_failed_int,
+                                      f"must be less than or equal to {MAX_FAILED_INDEXES_FOR_INDEXED_JOB}"))
+        if completions is not None and completions > COMPLETIONS_SOFT_LIMIT and per_index is not None:
+            high = f"when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
+            if max_failed is None:
+                errs.append(required(f"{path}.maxFailedIndexes",
+                                     f"must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"))
+            if parallelism is not None and parallelism > PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS:
+                errs.append(invalid_value(f"{path}.parallelism", parallelism, "must be less than or equal to "
+                                          f"{PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS} {high}"))
+            if max_failed_int is not None and max_failed_int > MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS:
+                errs.append(invalid_value(f"{path}.maxFailedIndexes", max_failed_int, "must be less than or equal "
+                                          f"to {MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS} {high}"))
+    elif not mode or mode == "NonIndexed":
+        for name, value in (("backoffLimitPerIndex", per_index), ("maxFailedIndexes", max_failed)):
+            if value is not None:
+                errs.append(invalid_value(f"{path}.{name}", value, "requires indexed completion mode"))
+    return errs
+
+
+def _validate_pod_failure_policy(policy: object, spec: Obj, pod_spec: Obj, path: str) -> Errors:
     if not isinstance(policy, dict):
         return [invalid_value(path, policy, "must be an object")]
     rules = policy.get("rules")
@@ -137,7 +185,9 @@ def _validate_pod_failure_policy(policy: object, pod_spec: Obj, path: str) -> Er
             errs.append(required(f"{rule_path}.action",
                                  "valid values: " + str(SUPPORTED_POD_FAILURE_POLICY_ACTIONS).replace("'", '"')))
         elif action == "FailIndex":
-            errs.append(invalid_value(f"{rule_path}.action", action, "requires the backoffLimitPerIndex to be set"))
+            if spec.get("backoffLimitPerIndex") is None:
+                errs.append(invalid_value(f"{rule_path}.action", action,
+                                          "requires the backoffLimitPerIndex to be set"))
         elif action not in SUPPORTED_POD_FAILURE_POLICY_ACTIONS:
             errs.append(not_supported(f"{rule_path}.action", action, SUPPORTED_POD_FAILURE_POLICY_ACTIONS))
         on_exit, on_conditions = rule.get("onExitCodes"), rule.get("onPodConditions")
@@ -274,6 +324,8 @@ def validate_job_update(new_spec: Obj, old_spec: Obj) -> Errors:
         errs += validate_immutable(new_spec.get("completions"), old_spec.get("completions"),
                                    "spec.completions")
     errs += validate_immutable(new_spec.get("template"), old_spec.get("template"), "spec.template")
+    errs += validate_immutable(new_spec.get("backoffLimitPerIndex"), old_spec.get("backoffLimitPerIndex"),
+                               "spec.backoffLimitPerIndex")
     return errs
 
 
