@@ -61,12 +61,12 @@ def test_no_index_runs_twice_to_success_across_a_controller_manager_kill(
     start_manager: Callable[..., ComponentProcess],
 ) -> None:
     ns = new_namespace(api, "job-idx")
-    create_job(api, ns, simple_job("many", ["sh", "-c", "true"], completions=30, parallelism=5,
-                                   completionMode="Indexed"))  # fmt: skip
-    wait_for(lambda: sum(succeeded_per_index(api, ns, "many").values()) >= 8, timeout=60, what="some indexes done")
+    create_job(api, ns, simple_job("many", ["sh", "-c", "true"], completions=100, parallelism=10,
+                                   completionMode="Indexed"))  # fmt: skip  # issue 13: a 100-completion job
+    wait_for(lambda: sum(succeeded_per_index(api, ns, "many").values()) >= 25, timeout=60, what="some indexes done")
     job_cluster.kill()  # SIGKILL, mid-way
     start_manager(*JOB_MANAGER_FLAGS, controllers="job")
     job = wait_condition(api, ns, "many", "Complete", timeout=90)
     per_index = succeeded_per_index(api, ns, "many")
-    assert sorted(per_index) == list(range(30)) and set(per_index.values()) == {1}, per_index
-    assert (job["status"]["succeeded"], job["status"]["completedIndexes"]) == (30, "0-29")
+    assert sorted(per_index) == list(range(100)) and set(per_index.values()) == {1}, per_index
+    assert (job["status"]["succeeded"], job["status"]["completedIndexes"]) == (100, "0-99")
