@@ -6,12 +6,14 @@ compared with the twin's name swapped back.
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from datetime import UTC, datetime
 
 import httpx
 
-from tests.kubectl.conftest import Pair, cells
+from tests.kubectl.conftest import REPO, Pair, cells
+from tests.support.component import wait_for
 
 
 def _twins(pair: Pair, ns: str) -> None:
@@ -143,3 +145,49 @@ def test_help_shows_every_flag_in_full_at_80_columns(pair: Pair) -> None:
     out = pair.mini("create", "deployment", "--help", env={"COLUMNS": "80"}).out
     for flag in ("--image", "--replicas", "--dry-run", "--output"):
         assert flag in out.split(), flag
+
+
+def _event(ns: str, name: str, kind: str = "Normal") -> dict:
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"metadata": {"name": name}, "type": kind, "reason": "Pulled", "message": f"image for {name}",
+            "involvedObject": {"kind": "Pod", "name": name, "namespace": ns, "apiVersion": "v1"},
+            "count": 1, "firstTimestamp": now, "lastTimestamp": now, "source": {"component": "kubelet"}}  # fmt: skip
+
+
+def test_events_output_is_an_event_list(pair: Pair, api: httpx.Client, ns: str) -> None:
+    for name in ("e1", "e2"):
+        assert api.post(f"/api/v1/namespaces/{ns}/events", json=_event(ns, name)).status_code == 201
+    for args in (("events", "-o", "yaml"), ("events", "-o", "json"), ("events", "-o", "name"),
+                 ("events", "-o", "jsonpath={.kind} {.items[*].metadata.name}")):  # fmt: skip
+        real, mini = pair.both(*args, "-n", ns)
+        assert (mini.rc, mini.out, mini.err) == (real.rc, real.out, real.err), args
+
+
+def _stream(pair: Pair, which: str, args: list[str]) -> tuple[subprocess.Popen[str], list[str]]:
+    """Start `which` (real|mini) and collect its stdout lines as they come."""
+    proc = subprocess.Popen(pair._cmd(which, tuple(args)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=pair.env, cwd=str(REPO))  # fmt: skip
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True).start()  # type: ignore[union-attr]
+    return proc, lines
+
+
+def test_events_watch_prints_what_exists_then_what_comes(pair: Pair, api: httpx.Client, ns: str) -> None:
+    assert api.post(f"/api/v1/namespaces/{ns}/events", json=_event(ns, "before")).status_code == 201
+    runs = {which: _stream(pair, which, ["events", "-w", "-n", ns]) for which in ("real", "mini")}
+    try:
+        for _proc, lines in runs.values():
+            wait_for(lambda lines=lines: len(lines) >= 2, timeout=30, what="the header and the existing event")
+        for name, kind in (("later", "Warning"), ("last", "Normal")):
+            assert api.post(f"/api/v1/namespaces/{ns}/events", json=_event(ns, name, kind)).status_code == 201
+        for _proc, lines in runs.values():
+            wait_for(lambda lines=lines: len(lines) >= 4, timeout=30, what="the two new events")
+    finally:
+        for proc, _lines in runs.values():
+            proc.terminate()
+            proc.wait(10)
+    real, mini = (runs[w][1] for w in ("real", "mini"))
+    assert mini[0].split() == real[0].split()  # the header, printed once
+    # LAST SEEN is an age taken when each binary printed the row: compare the rest
+    assert [line.split()[1:] for line in mini[1:]] == [line.split()[1:] for line in real[1:]]
+    assert mini[0].split()[:2] == ["LAST", "SEEN"] and "Pod/later" in mini[2] and "Pod/last" in mini[3]
