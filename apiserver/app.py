@@ -45,6 +45,7 @@ from apiserver.handlers.delete import handle_delete, handle_deletecollection
 from apiserver.handlers.ephemeral import handle_ephemeral_containers
 from apiserver.handlers.eviction import handle_eviction
 from apiserver.handlers.read import handle_get, handle_list
+from apiserver.handlers.streaming import StreamingFront, handle_not_upgraded
 from apiserver.handlers.subresources import handle_binding, handle_finalize, handle_log
 from apiserver.handlers.update import get_scale, handle_patch, handle_update
 from apiserver.handlers.watch import handle_watch
@@ -70,8 +71,9 @@ async def open_storage(config: ServerConfig) -> storage.Storage:
     )
 
 
-def create_app(config: ServerConfig) -> APIFront:
-    """The ASGI application uvicorn serves: the REST API through front.py, the rest through FastAPI."""
+def create_app(config: ServerConfig) -> StreamingFront:
+    """The ASGI application uvicorn serves: the REST API through front.py, the rest through FastAPI,
+    the WebSockets of pods/exec and pods/attach through handlers/streaming.py."""
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         server = APIServer(config, await open_storage(config))
@@ -102,7 +104,7 @@ def create_app(config: ServerConfig) -> APIFront:
     )
     _install_error_handlers(app)
     _install_routes(app)
-    return APIFront(app, dispatch)
+    return StreamingFront(APIFront(app, dispatch), app)
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -237,6 +239,10 @@ async def _handle(server: APIServer, request: Request, info: RequestInfo, verb: 
         ("eviction", "POST"): handle_eviction,
         ("token", "POST"): handle_token_request,
         ("log", "GET"): handle_log,
+        ("exec", "GET"): handle_not_upgraded,  # the WebSocket upgrade itself: StreamingFront
+        ("exec", "POST"): handle_not_upgraded,
+        ("attach", "GET"): handle_not_upgraded,
+        ("attach", "POST"): handle_not_upgraded,
         ("finalize", "PUT"): handle_finalize,
         ("ephemeralcontainers", "GET"): handle_ephemeral_containers,
         ("ephemeralcontainers", "PUT"): handle_ephemeral_containers,

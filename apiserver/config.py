@@ -45,6 +45,12 @@ class ServerConfig:
     anonymous_auth: bool = True
     authorization_mode: str = "AlwaysAllow"
     audit_log_path: str = ""
+    # talking to kubelets (pods/log, pods/exec, pods/attach): with a client certificate the API
+    # server speaks HTTPS to them and presents it (as kube-apiserver always does); their serving
+    # certificates are verified against the authority when one is given
+    kubelet_client_certificate: str = ""
+    kubelet_client_key: str = ""
+    kubelet_certificate_authority: str = ""
 
     @property
     def advertise_address(self) -> str:

@@ -99,6 +99,13 @@ def run(
     audit_log_path: Annotated[
         str, typer.Option("--audit-log-path", help="Write audit.k8s.io/v1 events (Metadata level) here; - is stdout.")
     ] = "",
+    kubelet_client_certificate: Annotated[
+        str, typer.Option("--kubelet-client-certificate", help="Client certificate for kubelets (HTTPS to them).")
+    ] = "",
+    kubelet_client_key: Annotated[str, typer.Option("--kubelet-client-key", help="Its private key (PEM).")] = "",
+    kubelet_certificate_authority: Annotated[
+        str, typer.Option("--kubelet-certificate-authority", help="CA that signs the kubelets' serving certificates.")
+    ] = "",
 ) -> None:
     if sqlite_synchronous not in ("full", "normal"):
         raise typer.BadParameter("must be full or normal", param_hint="--sqlite-synchronous")
@@ -136,12 +143,17 @@ def run(
         anonymous_auth=anonymous_auth,
         authorization_mode=authorization_mode,
         audit_log_path=audit_log_path,
+        kubelet_client_certificate=kubelet_client_certificate,
+        kubelet_client_key=kubelet_client_key,
+        kubelet_certificate_authority=kubelet_certificate_authority,
     )
     if max_requests_inflight < 0 or max_mutating_requests_inflight < 0 or watch_buffer_events < 1:
         raise typer.BadParameter("--max-requests-inflight and --max-mutating-requests-inflight must be >= 0, "
                                  "--watch-buffer-events >= 1")
     if tls_cert_file and not tls_private_key_file:
         raise typer.BadParameter("--tls-private-key-file is required with --tls-cert-file")
+    if bool(kubelet_client_certificate) != bool(kubelet_client_key):
+        raise typer.BadParameter("--kubelet-client-certificate and --kubelet-client-key go together")
     if service_account_signing_key_file and not service_account_issuer:
         raise typer.BadParameter("--service-account-issuer is required with --service-account-signing-key-file")
     if not port and not (secure_port and tls_cert_file):

@@ -7,6 +7,10 @@ writes into `<data-dir>/pki/` (and what the tests use for their secure servers).
     admin.crt/.key            the administrator: CN kubernetes-admin, O system:masters
     sa.key                    signs ServiceAccount tokens (the controller-manager's Secrets, the
                               API server's TokenRequest) and verifies them
+    apiserver-kubelet-client.crt/.key   what the API server presents to kubelets (pods/log, exec):
+                              CN kube-apiserver-kubelet-client, O system:masters, as kubeadm makes it
+    kubelet-<node>.crt/.key   each kubelet's serving certificate, for its node's address and name
+                              (the kubelets verify callers against ca.crt: --client-ca-file)
 
 Files that exist are kept (a second `up` finds the same CA, so old kubeconfigs keep working).
 Keys are EC P-256, certificates valid for a year: a classroom cluster, not a production one.
@@ -108,6 +112,7 @@ class ClusterPKI:
     apiserver: Pair
     admin: Pair
     service_account_key: Path
+    kubelet_client: Pair
 
 
 def cluster_pki(directory: Path, kubernetes_service_ip: str = "10.96.0.1") -> ClusterPKI:
@@ -116,7 +121,19 @@ def cluster_pki(directory: Path, kubernetes_service_ip: str = "10.96.0.1") -> Cl
            "kubernetes.default.svc.cluster.local")  # fmt: skip
     serving = ca.issue("apiserver", cn="kube-apiserver", server=True, dns=dns, ips=("127.0.0.1", kubernetes_service_ip))
     admin = ca.issue("admin", cn="kubernetes-admin", groups=("system:masters",))
+    kubelet_client = ca.issue(KUBELET_CLIENT, cn="kube-apiserver-kubelet-client", groups=("system:masters",))
     sa_key = directory / "sa.key"
     if not sa_key.exists():
         write_key(sa_key, _new_key())
-    return ClusterPKI(ca.pair, serving, admin, sa_key)
+    return ClusterPKI(ca.pair, serving, admin, sa_key, kubelet_client)
+
+
+KUBELET_CLIENT = "apiserver-kubelet-client"
+
+
+def kubelet_serving(directory: Path, node: str, address: str) -> Pair:
+    """`kubelet-<node>.crt/.key`: the node's kubelet serves HTTPS with it (SANs: its address, its
+    name, localhost). Made on first use, kept after, like every file here."""
+    ips = tuple(dict.fromkeys([address, "127.0.0.1"]))
+    return CA(directory).issue(f"kubelet-{node}", cn=f"system:node:{node}", server=True,
+                               dns=(node, "localhost"), ips=ips)  # fmt: skip

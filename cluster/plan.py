@@ -21,6 +21,9 @@ Ports (each must be free; `up` refuses to start otherwise):
 - kubelets: node-1 on `--kubelet-port` (10250), the others on the next free ports above it,
   skipping the ports above. Each kubelet reports InternalIP 127.0.0.1 and its own port in
   `status.daemonEndpoints`, so `kubectl logs` through the API server reaches the right one.
+  With `--secure` each also serves HTTPS there (its own certificate, callers checked against the
+  cluster CA, authorized by a SubjectAccessReview), which `kubectl exec`/`cp` need, and the API
+  server reaches it with its apiserver-kubelet-client certificate (cluster/pki.py).
 
 Pod networks: node-i gets `--pod-cidr 10.244.<i-1>.0/24` (the i-th /24 of `--cluster-cidr`), so pod
 IPs are unique cluster-wide, all inside the cluster CIDR, which kube-proxy is told (clients outside
@@ -35,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cluster.dns_addon import CLUSTER_DOMAIN
+from cluster.pki import KUBELET_CLIENT, kubelet_serving
 
 # (component kind, python package) - the package is what runs as `python -m <package>`.
 MODULES = {
@@ -204,7 +208,20 @@ def _secure_apiserver_args(opts: ClusterOptions) -> list[str]:
             "--tls-private-key-file", str(pki / "apiserver.key"), "--client-ca-file", str(pki / "ca.crt"),
             "--service-account-key-file", str(pki / "sa.key"), "--service-account-signing-key-file",
             str(pki / "sa.key"), "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
-            "--authorization-mode", "RBAC"]  # fmt: skip
+            "--authorization-mode", "RBAC", "--kubelet-client-certificate", str(pki / f"{KUBELET_CLIENT}.crt"),
+            "--kubelet-client-key", str(pki / f"{KUBELET_CLIENT}.key"),
+            "--kubelet-certificate-authority", str(pki / "ca.crt")]  # fmt: skip
+
+
+def _secure_kubelet_args(opts: ClusterOptions, node: str, address: str) -> list[str]:
+    """The kubelet's API on HTTPS (its certificate is made here if missing: cluster/pki.py), callers
+    authenticated by the cluster CA and authorized by the API server (Webhook), as kubeadm sets it:
+    exec and attach need that, and the API server presents its apiserver-kubelet-client certificate."""
+    if not opts.secure_port:
+        return []
+    pair = kubelet_serving(opts.pki_dir, node, address)
+    return ["--tls-cert-file", str(pair.cert), "--tls-private-key-file", str(pair.key),
+            "--client-ca-file", str(opts.pki_dir / "ca.crt"), "--authorization-mode", "Webhook"]  # fmt: skip
 
 
 def plan(opts: ClusterOptions) -> list[Component]:
@@ -301,6 +318,7 @@ def plan(opts: ClusterOptions) -> list[Component]:
         kl_args += _optional("--max-pods", opts.max_pods)
         if opts.runtime != "simulated":
             kl_args += ["--runtime", opts.runtime, "--root-dir", str(kubelet_root_dir(opts.data_dir, node))]
+        kl_args += _secure_kubelet_args(opts, node, "127.0.0.1")
         components.append(
             Component(
                 f"kubelet-{node}",

@@ -43,6 +43,7 @@ class Globals:
     token: str | None = None  # --token: replaces the kubeconfig user's credentials
     as_user: str | None = None  # --as / --as-group: impersonation headers
     as_groups: list[str] = field(default_factory=list)
+    dash: bool = False  # the command line had a bare `--` (exec's COMMAND must follow one)
 
 
 GLOBALS = Globals()

@@ -59,6 +59,7 @@ def split_globals(argv: list[str]) -> tuple[cli.Globals, list[str]]:
     while i < len(argv):
         arg = argv[i]
         if arg == "--":
+            g.dash = True
             rest += argv[i:]
             break
         flag, eq, value = arg.partition("=")
@@ -120,6 +121,9 @@ VERBS = {
     "events": "cmd_events",
     "wait": "cmd_wait",
     "set": "cmd_scale",
+    "exec": "cmd_exec",
+    "attach": "cmd_exec",
+    "cp": "cmd_exec",
 }
 
 

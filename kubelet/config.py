@@ -19,6 +19,7 @@ from typing import Any
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 RUNTIMES = ("simulated", "process")
+AUTHORIZATION_MODES = ("AlwaysAllow", "Webhook")
 
 
 def go_duration(seconds: float) -> str:
@@ -110,6 +111,13 @@ class KubeletConfig:
     cluster_domain: str = ""
     resolv_conf: str = "/etc/resolv.conf"  # the node's resolver, for dnsPolicy Default
     verbosity: int = 0
+    # the kubelet's API (server.py, streaming.py): HTTPS on --port when given a certificate, x509
+    # client certificates checked against client_ca_file, and who may do what: AlwaysAllow, or
+    # Webhook (a SubjectAccessReview to the API server, as kubeadm's kubelets do)
+    tls_cert_file: str = ""
+    tls_private_key_file: str = ""
+    client_ca_file: str = ""
+    authorization_mode: str = "AlwaysAllow"
 
     def node_names(self) -> list[str]:
         if self.nodes <= 1:

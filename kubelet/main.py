@@ -21,7 +21,7 @@ import typer
 
 from api import cmdline
 from api.duration import parse_duration
-from kubelet.config import RUNTIMES, KubeletConfig, parse_ips, parse_labels, parse_taints
+from kubelet.config import AUTHORIZATION_MODES, RUNTIMES, KubeletConfig, parse_ips, parse_labels, parse_taints
 
 cli = typer.Typer(
     add_completion=False,
@@ -52,7 +52,7 @@ def run(
     pod_startup_delay: Annotated[
         str, typer.Option("--pod-startup-delay", help="Simulated ContainerCreating time.")
     ] = "1s",
-    port: Annotated[int, typer.Option("--port", help="/healthz, /metrics, /containerLogs; 0 disables.")] = 10250,
+    port: Annotated[int, typer.Option("--port", help="The kubelet API (exec, logs, metrics); 0 disables.")] = 10250,
     address: Annotated[str, typer.Option("--address", "--node-ip", help="The node's InternalIP.")] = "127.0.0.1",
     cluster_cidr: Annotated[
         str, typer.Option("--cluster-cidr", help="Pod CIDRs (/24 per node) come from here.")
@@ -90,11 +90,28 @@ def run(
     resolv_conf: Annotated[
         str, typer.Option("--resolv-conf", help="The node's resolver configuration, for dnsPolicy Default.")
     ] = "/etc/resolv.conf",
+    tls_cert_file: Annotated[
+        str, typer.Option("--tls-cert-file", help="Serving certificate: --port then also speaks HTTPS (PEM).")
+    ] = "",
+    tls_private_key_file: Annotated[str, typer.Option("--tls-private-key-file", help="Its private key (PEM).")] = "",
+    client_ca_file: Annotated[
+        str,
+        typer.Option("--client-ca-file", help="CA of client certificates; exec/attach need a caller it verifies."),
+    ] = "",
+    authorization_mode: Annotated[
+        str, typer.Option("--authorization-mode", help="AlwaysAllow or Webhook (SubjectAccessReview).")
+    ] = "AlwaysAllow",
     verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity (0-4).")] = 0,
 ) -> None:
     try:
         if runtime not in RUNTIMES:
             raise ValueError(f"invalid --runtime {runtime!r}: must be one of {', '.join(RUNTIMES)}")
+        if authorization_mode not in AUTHORIZATION_MODES:
+            raise ValueError(f"invalid --authorization-mode {authorization_mode!r}: must be AlwaysAllow or Webhook")
+        if bool(tls_cert_file) != bool(tls_private_key_file):
+            raise ValueError("--tls-cert-file and --tls-private-key-file go together")
+        if client_ca_file and not tls_cert_file:
+            raise ValueError("--client-ca-file needs --tls-cert-file and --tls-private-key-file (HTTPS)")
         if pod_network not in ("bridge", "host"):
             raise ValueError(f"invalid --pod-network {pod_network!r}: must be bridge or host")
         if runtime == "process" and (sys.platform != "linux" or os.geteuid() != 0):
@@ -134,6 +151,10 @@ def run(
             cluster_domain=cluster_domain.strip("."),
             resolv_conf=resolv_conf,
             verbosity=verbosity,
+            tls_cert_file=tls_cert_file,
+            tls_private_key_file=tls_private_key_file,
+            client_ca_file=client_ca_file,
+            authorization_mode=authorization_mode,
         )
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)

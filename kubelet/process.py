@@ -272,6 +272,23 @@ class ProcessRuntime(ContainerRuntime):
             env = {"PATH": catalog.HOST_PATH}
         return handle.pid, env, self.pod_hosts.get(handle.meta.get("uid") or "", "127.0.0.1")
 
+    def exec_target(self, c: Container) -> dict[str, Any] | None:
+        """What `exec` (streaming.py) needs to run a command inside this run: the container's pid
+        (whose UTS, mount and network namespaces it joins, and so its root), its environment and
+        working directory (spec.marshal), its cgroups; None when it is not running."""
+        handle: Handle | None = c.handle
+        if handle is None or handle.exit() is not None or not handle.shim_alive():
+            return None
+        pid = handle.pid()
+        if pid is None:
+            return None
+        try:
+            spec = marshal.loads((handle.directory / "spec.marshal").read_bytes())
+        except (OSError, ValueError, EOFError):
+            return None
+        cgroups = [p for p in (handle.meta.get("cgroup"), handle.meta.get("cpu_cgroup")) if p]
+        return {"pid": pid, "env": dict(spec.get("env") or {}), "cwd": spec.get("cwd") or "/", "cgroups": cgroups}
+
     def remove_pod(self, worker: PodWorker) -> None:
         for directory, meta in self.runs():
             if meta.get("uid") == worker.uid:

@@ -167,7 +167,9 @@ class _Ops:
                     item[method] = self.op("read", "get", what, f"read log of the specified {kind}",
                                            params=params, responses=text)
                 elif verb in sub.verbs:
-                    item[method] = self.op("connect", "connect", what, f"connect {method.upper()} requests to "
+                    # Kubernetes names them by method: connectCoreV1GetNamespacedPodExec, ...PostNamespacedPodExec
+                    item[method] = self.op("connect", "connect", method.capitalize() + what,
+                                           f"connect {method.upper()} requests to "
                                            f"{name} of {kind}", params=params if name != "proxy" else None,
                                            responses=text)
             return item

@@ -1,0 +1,110 @@
+"""mini-kubectl `exec`, `exec -it`, `cp` and `attach` side by side with the real kubectl, on the
+secure process-runtime cluster of tests/runtime/test_exec.py (real processes: Linux and root).
+Error paths that need no root are compared in tests/compat/test_exec_kubectl.py."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.runtime.test_exec import Secure, pod, secure  # noqa: F401  (fixtures)
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(sys.platform != "linux" or os.geteuid() != 0,
+                                reason="the process runtime needs Linux and root")  # fmt: skip
+
+
+def mini(secure: Secure, *args: str, stdin: str | None = None, who: str = "") -> subprocess.CompletedProcess[str]:  # noqa: F811
+    env = {**os.environ, "KUBECONFIG": str(secure.kubeconfigs[who]) if who else os.devnull, "PYTHONPATH": str(REPO)}
+    head = [sys.executable, "-m", "kubectl"] + ([] if who else ["-s", secure.apiserver.url])
+    return subprocess.run([*head, *args], input=stdin, capture_output=True, text=True, timeout=60, env=env,
+                          cwd=str(REPO))  # fmt: skip
+
+
+def both(secure: Secure, *args: str, stdin: str | None = None, who: str = "") -> None:  # noqa: F811
+    real = secure.kubectl(*args, stdin=stdin, who=who)
+    ours = mini(secure, *args, stdin=stdin, who=who)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (real.returncode, real.stdout, real.stderr), args
+
+
+def test_exec_output_stdin_and_exit_codes_match_kubectl(secure: Secure, pod: str) -> None:  # noqa: F811
+    both(secure, "exec", pod, "--", "hostname")
+    both(secure, "exec", pod, "-c", "main", "--", "sh", "-c", "echo out; echo err >&2; exit 3")
+    both(secure, "exec", "-i", pod, "--", "cat", stdin="one\ntwo\n" * 500)
+    both(secure, "exec", pod, "--", "cat", "/etc/exec-conf/greeting")
+    both(secure, "exec", pod, "--", "no-such-program")
+    both(secure, "exec", "-t", pod, "--", "true")  # -t without -i: no terminal, silently
+    both(secure, "exec", "-it", pod, "--", "true", stdin="")  # stdin is not a terminal: kubectl says so
+    ours = mini(secure, "exec", pod, "--", "sh", "-c", "exit 3")
+    assert (ours.returncode, ours.stderr) == (3, "command terminated with exit code 3\n")
+
+
+def test_exec_is_refused_without_create_on_pods_exec(secure: Secure, pod: str) -> None:  # noqa: F811
+    secure.api.delete("/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings/mini-exec")
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "mini-exec"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+               "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]}  # fmt: skip
+    secure.api.post("/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", json=binding)
+    ours = mini(secure, "exec", pod, "--", "hostname", who="alice")
+    assert ours.returncode == 1 and "cannot create resource \"pods/exec\"" in ours.stderr, ours.stderr
+    both(secure, "exec", pod, "--", "hostname", who="alice")
+
+
+def test_mini_kubectl_cp_round_trips_with_kubectl(secure: Secure, pod: str, tmp_path: Path) -> None:  # noqa: F811
+    source = tmp_path / "data.bin"
+    source.write_bytes(os.urandom(100_000))
+    into = mini(secure, "cp", str(source), f"{pod}:/tmp/from-mini.bin")
+    assert (into.returncode, into.stderr) == (0, ""), into
+    real_back = tmp_path / "real-back.bin"
+    assert secure.kubectl("cp", f"{pod}:/tmp/from-mini.bin", str(real_back)).returncode == 0
+    assert real_back.read_bytes() == source.read_bytes()
+    assert secure.kubectl("cp", str(source), f"{pod}:/tmp").returncode == 0  # a directory: into it
+    mini_back = tmp_path / "mini-back.bin"
+    out = mini(secure, "cp", f"{pod}:/tmp/data.bin", str(mini_back))
+    assert out.returncode == 0, out
+    assert mini_back.read_bytes() == source.read_bytes()
+    # a directory out of the pod, as kubectl unpacks it
+    assert mini(secure, "exec", pod, "--", "sh", "-c", "mkdir -p /tmp/d/e && echo x > /tmp/d/e/f").returncode == 0
+    for tool, target in (("real", tmp_path / "real-d"), ("mini", tmp_path / "mini-d")):
+        run = secure.kubectl if tool == "real" else (lambda *a: mini(secure, *a))
+        assert run("cp", f"{pod}:/tmp/d", str(target)).returncode == 0
+    assert (tmp_path / "mini-d" / "e" / "f").read_text() == (tmp_path / "real-d" / "e" / "f").read_text() == "x\n"
+
+
+def test_mini_kubectl_exec_with_a_terminal(secure: Secure, pod: str) -> None:  # noqa: F811
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ.update(KUBECONFIG=os.devnull, PYTHONPATH=str(REPO))
+        os.chdir(REPO)
+        os.execv(sys.executable, [sys.executable, "-m", "kubectl", "-s", secure.apiserver.url, "exec", "-it", pod,
+                                  "--", "sh"])  # fmt: skip
+    seen = b""
+    try:
+        for send, marker in ((None, b"# "), (b"stty size; echo h''i\n", b"hi"), (b"exit 4\n", None)):
+            if send:
+                os.write(fd, send)
+            deadline = time.monotonic() + 20
+            while marker and marker not in seen:
+                assert time.monotonic() < deadline, seen
+                if select.select([fd], [], [], 0.2)[0]:
+                    seen += os.read(fd, 4096)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 4
+    finally:
+        os.close(fd)
+        try:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def test_attach_matches_kubectl(secure: Secure, pod: str) -> None:  # noqa: F811
+    both(secure, "attach", pod)
