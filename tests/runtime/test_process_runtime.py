@@ -101,7 +101,8 @@ def test_a_cpu_limit_is_a_cfs_quota_that_throttles_a_busy_loop(cluster: Cluster)
         assert (cgroup / "cpu.max").read_text().split() == ["20000", "100000"]
     else:
         pytest.skip("this machine has no cpu cgroup controller (neither v1's hierarchy nor v2's cpu.max)")
-    pid = int(json.loads((cluster.root_dir / "containers" / cid / "pid.json").read_text())["pid"])
+    pid_file = cluster.root_dir / "containers" / cid / "pid.json"  # the shim writes it just after the fork
+    pid = int(json.loads(wait_for(lambda: pid_file.exists() and pid_file.read_text(), what="pid.json"))["pid"])
     assert str(pid) in (cgroup / "cgroup.procs").read_text().split()
 
     def throttled() -> bool:

@@ -307,7 +307,13 @@ def _left(cluster: Cluster, uid: str) -> list[str]:
         mounts = [line.strip() for line in f if str(base) in line]
     dirs = [str(base)] if base.exists() else []
     containers = cluster.root_dir / "containers"
-    runs = [str(d) for d in containers.iterdir() if uid in (d / "meta.json").read_text(errors="replace")]
+    runs = []
+    for d in containers.iterdir():
+        try:
+            if uid in (d / "meta.json").read_text(errors="replace"):
+                runs.append(str(d))
+        except FileNotFoundError:  # another pod's run, being removed while we look: not ours
+            continue
     return mounts + dirs + runs
 
 
