@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,8 +37,9 @@ from tests.support.component import free_port, wait_for
 REPO = Path(__file__).resolve().parents[2]
 LAB_DIR = REPO / "docs" / "labs"
 ALL_LABS = sorted(LAB_DIR.glob("[0-9][0-9]-*.md"))
-# A lab marked `<!-- runtime: process -->` needs real pods (lab 10: Services and DNS; lab 13: the HPA
-# with real CPU): it runs on a cluster of its own, started with `--runtime process`, as its text
+# A lab marked `<!-- runtime: process -->` needs real pods (lab 09: probes and exec; lab 10: Services
+# and DNS; lab 13: the HPA with real CPU): it runs on a cluster of its own, started with
+# `--runtime process`, as its text
 # tells a student to.
 PROCESS_MARK = "<!-- runtime: process -->"
 PROCESS_LABS = [p for p in ALL_LABS if PROCESS_MARK in p.read_text()]
@@ -100,14 +102,22 @@ def process_lab_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[La
     if sys.platform != "linux" or os.geteuid() != 0 or not shutil.which("nft"):
         pytest.skip("the process runtime and kube-proxy need Linux, root and nft (Debian: nftables)")
     table = f"mkp-lab-{uuid.uuid4().hex[:6]}"
-    yield from _start_lab_cluster(tmp_path_factory, [
-        "--runtime", "process", "--kube-proxy-port", str(free_port()),
-        "--service-cluster-ip-range", "10.120.0.0/16", "--cluster-cidr", f"10.{random.randint(208, 215)}.0.0/16",
-        f"--kube-proxy-arg=--nftables-table={table}"])  # fmt: skip
+    # Outside /tmp, as a student's repository is: a container gets its own /tmp only when the data dir
+    # is not under /tmp (kubelet/process.py), and lab 09 looks into a container's /tmp.
+    workdir = Path(tempfile.mkdtemp(prefix="mini-k8s-labs-", dir="/var/tmp"))
+    try:
+        yield from _start_lab_cluster(tmp_path_factory, [
+            "--runtime", "process", "--kube-proxy-port", str(free_port()),
+            "--service-cluster-ip-range", "10.120.0.0/16", "--cluster-cidr", f"10.{random.randint(208, 215)}.0.0/16",
+            f"--kube-proxy-arg=--nftables-table={table}"], workdir=workdir)  # fmt: skip
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _start_lab_cluster(tmp_path_factory: pytest.TempPathFactory, extra: list[str]) -> Iterator[LabCluster]:
-    workdir = tmp_path_factory.mktemp("labs")
+def _start_lab_cluster(
+    tmp_path_factory: pytest.TempPathFactory, extra: list[str], workdir: Path | None = None
+) -> Iterator[LabCluster]:
+    workdir = workdir or tmp_path_factory.mktemp("labs")
     (workdir / "examples").symlink_to(REPO / "examples")
     (workdir / ".venv").symlink_to(sys.prefix)  # the tour runs `.venv/bin/python`
     _write_shims(workdir / "bin")
@@ -194,8 +204,9 @@ def test_real_pod_lab_runs_as_written(lab_path: Path, process_lab_cluster: LabCl
 
 def test_every_lab_is_listed_in_the_labs_readme() -> None:
     readme = (LAB_DIR / "README.md").read_text()
-    assert [p.name[:2] for p in ALL_LABS] == ["01", "02", "03", "04", "05", "06", "07", "08", "10", "11", "12", "13"]
-    assert [p.name[:2] for p in PROCESS_LABS] == ["10", "13"]
+    assert [p.name[:2] for p in ALL_LABS] == ["01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12",
+                                              "13"]  # fmt: skip
+    assert [p.name[:2] for p in PROCESS_LABS] == ["09", "10", "13"]
     assert all(f"]({p.name})" in readme for p in ALL_LABS)
 
 
