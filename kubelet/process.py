@@ -365,9 +365,12 @@ class ProcessRuntime(ContainerRuntime):
         return [(str(directory / "resolv.conf"), "/etc/resolv.conf"), (str(directory / "hosts"), "/etc/hosts")]
 
     def _private_tmp(self, directory: Path) -> str:
-        """The container's own /tmp - unless --root-dir itself lives under /tmp: covering /tmp
-        would hide the busybox applets and the shim's files from the container."""
-        if self.root == Path("/tmp") or Path("/tmp") in self.root.parents:
+        """The container's own /tmp - unless something the container needs lives under /tmp, which
+        covering /tmp would hide: --root-dir (the busybox applets, the shim's files) or this Python
+        and the project (the service images, e.g. nginx, run them) — a clone in /tmp, say."""
+        tmp = Path("/tmp")
+        needed = (self.root, Path(sys.prefix).resolve(), Path(__file__).resolve().parent)
+        if any(path == tmp or tmp in path.parents for path in needed):
             return ""
         return str(directory / "tmp")
 
