@@ -16,6 +16,7 @@ import pty
 import select
 import ssl
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -122,8 +123,9 @@ def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secure]:
             s.kubectl("delete", "pods", "--all", "--wait=false")
             for k in kubelets:
                 k.stop()
-            subprocess.run(["python", "-m", "kubelet.cleanup", "--root-dir", str(root)], check=False,
-                           capture_output=True)  # fmt: skip
+            done = subprocess.run([sys.executable, "-m", "kubelet.cleanup", "--root-dir", str(root)],
+                                  capture_output=True, text=True)  # fmt: skip
+            assert done.returncode == 0, f"kubelet.cleanup failed: {done.stderr}"  # else runs stay behind
             server.cleanup()
 
 
