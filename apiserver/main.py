@@ -94,7 +94,12 @@ def run(
         bool, typer.Option("--anonymous-auth", help="Requests without credentials are system:anonymous (else 401).")
     ] = True,
     authorization_mode: Annotated[
-        str, typer.Option("--authorization-mode", help="Comma list of AlwaysAllow, AlwaysDeny, RBAC.")
+        str,
+        typer.Option(
+            "--authorization-mode",
+            help="Comma list of AlwaysAllow, AlwaysDeny, Node, RBAC, tried in order (kubeadm: Node,RBAC). "
+            "Node also turns on the NodeRestriction admission plugin.",
+        ),
     ] = "AlwaysAllow",
     audit_log_path: Annotated[
         str, typer.Option("--audit-log-path", help="Write audit.k8s.io/v1 events (Metadata level) here; - is stdout.")

@@ -3,7 +3,8 @@
 In Kubernetes, admission is where cluster policy lives — things no single object can know about:
 does the namespace exist? what service account should a pod run as? how long should a pod stay on
 an unreachable node? Each plugin here is one such rule, in its own file, run in the order of
-DESIGN §4: NamespaceLifecycle, ServiceAccount, LimitRanger, DefaultTolerationSeconds, then
+DESIGN §4: NamespaceLifecycle, ServiceAccount, NodeRestriction (only with the Node authorizer:
+a kubelet writes only what is its own node's), LimitRanger, DefaultTolerationSeconds, then
 DefaultStorageClass and StorageObjectInUseProtection. A plugin may mutate the object (`admit`) or
 refuse it (raise a Status error); the chain runs them all and stops at the first refusal.
 
@@ -67,15 +68,19 @@ def default_chain(server: APIServer) -> AdmissionChain:
     from apiserver.admission.default_tolerations import DefaultTolerationSeconds
     from apiserver.admission.limit_ranger import LimitRanger
     from apiserver.admission.namespace_lifecycle import NamespaceLifecycle
+    from apiserver.admission.node_restriction import NodeRestriction
     from apiserver.admission.rbac_escalation import RBACEscalation
     from apiserver.admission.resource_quota import ResourceQuota
     from apiserver.admission.service_account import ServiceAccount
     from apiserver.admission.storage_protection import StorageObjectInUseProtection
 
+    modes = [m.strip() for m in server.config.authorization_mode.split(",")]
+    node_restriction: list[Plugin] = [NodeRestriction(server)] if "Node" in modes else []
     return AdmissionChain(
         [
             NamespaceLifecycle(server),
             ServiceAccount(server),
+            *node_restriction,
             limit_ranger := LimitRanger(server),
             DefaultTolerationSeconds(
                 server.config.default_not_ready_toleration_seconds, server.config.default_unreachable_toleration_seconds

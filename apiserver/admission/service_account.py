@@ -9,6 +9,9 @@ One difference, on purpose: the `default` account is not looked up. Kubernetes r
 moment between a namespace's creation and its serviceaccount controller creating `default`; here
 pods may be created in namespaces where no controller-manager runs at all (the API server alone is
 a complete lesson), so the missing `default` account is tolerated.
+
+A mirror pod (annotation `kubernetes.io/config.mirror`, written by a kubelet for a static pod)
+gets no account, as in Kubernetes: the kubelet would not recognise a pod it did not write.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from apiserver.admission import Attributes
 if TYPE_CHECKING:
     from apiserver.server import APIServer
 
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+
 
 class ServiceAccount:
     name = "ServiceAccount"
@@ -31,6 +36,8 @@ class ServiceAccount:
     async def admit(self, attrs: Attributes) -> None:
         if attrs.rt.key != "pods" or attrs.operation != "CREATE" or attrs.obj is None or attrs.subresource:
             return
+        if MIRROR_ANNOTATION in ((attrs.obj.get("metadata") or {}).get("annotations") or {}):
+            return  # a kubelet's mirror pod is left as the kubelet wrote it, as in Kubernetes
         spec = attrs.obj.setdefault("spec", {})
         if not spec.get("serviceAccountName"):
             spec["serviceAccountName"] = spec.get("serviceAccount") or "default"

@@ -29,6 +29,7 @@ class RequestAttributes:
     subresource: str = ""
     namespace: str = ""
     name: str = ""
+    field_selector: str = ""  # of a list, watch or deletecollection (the Node authorizer reads it)
 
     @property
     def resource_with_subresource(self) -> str:
@@ -65,4 +66,5 @@ def request_attributes(method: str, path: str, query: dict[str, str]) -> Request
         verb = "delete" if name else "deletecollection"
     else:
         verb = _WRITE_VERBS.get(method, method.lower())
-    return RequestAttributes(verb, path, True, group, version, resource, subresource, namespace, name)
+    selector = query.get("fieldSelector", "") if verb in ("list", "watch", "deletecollection") else ""
+    return RequestAttributes(verb, path, True, group, version, resource, subresource, namespace, name, selector)

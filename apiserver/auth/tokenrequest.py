@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from fastapi import Request, Response
 
 from api import errors, registry
+from apiserver.admission import Attributes
 from apiserver.auth.serviceaccount_tokens import key_id
 from apiserver.handlers.common import json_response, read_object_body
 from apiserver.routing import RequestInfo
@@ -63,6 +64,8 @@ async def handle_token_request(server: APIServer, request: Request, info: Reques
     if not isinstance(seconds, int) or seconds < MIN_SECONDS:
         raise errors.invalid("TokenRequest", "authentication.k8s.io", info.name, [errors.invalid_value(
             "spec.expirationSeconds", seconds, "may not specify a duration less than 10 minutes")])  # fmt: skip
+    # admission sees the TokenRequest as sent (NodeRestriction: a kubelet's token must be bound to its own pod)
+    await server.admission.admit(Attributes("CREATE", info.rt, info.namespace, info.name, body, None, "token"))
     sa = await server.store(info.rt).get(info.namespace, info.name)
     audiences = list(spec.get("audiences") or [issuer.issuer])
     now = int(time.time())

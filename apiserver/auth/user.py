@@ -10,6 +10,8 @@ ANONYMOUS = "system:anonymous"
 MASTERS = "system:masters"
 SA_PREFIX = "system:serviceaccount:"
 SA_GROUP = "system:serviceaccounts"
+NODES = "system:nodes"
+NODE_PREFIX = "system:node:"
 
 
 @dataclass(frozen=True)
@@ -47,3 +49,11 @@ def split_service_account(username: str) -> tuple[str, str] | None:
         return None
     namespace, _, name = username[len(SA_PREFIX):].partition(":")
     return (namespace, name) if namespace and name and ":" not in name else None
+
+
+def node_identity(user: UserInfo) -> str | None:
+    """The node a kubelet's user speaks for (Kubernetes' NodeIdentifier): `system:node:<name>` in the
+    group `system:nodes` → `<name>`; "" for a node user with no name; None for anyone else."""
+    if not user.name.startswith(NODE_PREFIX) or NODES not in user.groups:
+        return None
+    return user.name.removeprefix(NODE_PREFIX)

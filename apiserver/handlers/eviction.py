@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import Request, Response
 
 from api import errors, labels, registry
+from apiserver.admission import Attributes
 from apiserver.handlers import dryrun
 from apiserver.handlers.common import json_response, read_object_body
 from apiserver.handlers.delete import delete_object
@@ -140,6 +141,8 @@ async def handle_eviction(server: APIServer, request: Request, info: RequestInfo
     if not isinstance(opts, dict):
         raise errors.bad_request("deleteOptions must be a JSON object")
     dry_run = dryrun.for_eviction(request, opts)
+    # admission sees the Eviction itself (NodeRestriction: a kubelet evicts only its own pods)
+    await server.admission.admit(Attributes("CREATE", info.rt, info.namespace, info.name, eviction, None, "eviction"))
     pods = server.store(info.rt)
     pod = await pods.get(info.namespace, info.name)
 
