@@ -8,7 +8,11 @@ left alone), labelled `kubernetes.io/bootstrapping: rbac-defaults` as kube-apise
   `system:basic-user` (asking "who am I?" and "can I?"), bound to every authenticated user —
   the public info also to `system:unauthenticated`;
 - the user-facing roles `admin`, `edit` and `view`, aggregated from `system:aggregate-to-*`
-  (rbac.py joins them); their rules here cover the kinds mini-k8s serves.
+  (rbac.py joins them); their rules here cover the kinds mini-k8s serves;
+- the control-plane components' roles, bound to their users (bootstrap_components.py), one
+  `system:controller:<name>` role per controller, bound to its ServiceAccount
+  (bootstrap_controllers.py), and the Roles and RoleBindings inside kube-system
+  (bootstrap_namespaced.py): each component can run with least privilege.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from api import registry
+from apiserver.auth import bootstrap_components, bootstrap_controllers, bootstrap_namespaced
+from apiserver.auth.bootstrap_objects import cluster_role as _cluster_role
+from apiserver.auth.bootstrap_objects import labels, rule
 
 if TYPE_CHECKING:
     from apiserver.server import APIServer
@@ -27,11 +34,10 @@ ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "up
 DISCOVERY = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
              "/version", "/version/"]  # fmt: skip
 PUBLIC_INFO = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
-AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
 
 
 def _rule(groups: list[str], resources: list[str], verbs: list[str]) -> Obj:
-    return {"apiGroups": groups, "resources": resources, "verbs": verbs}
+    return rule(verbs, groups, resources)
 
 
 VIEW_RULES = [
@@ -73,41 +79,33 @@ ADMIN_RULES = [
 ]
 
 
-def _labels(*extra: str) -> dict[str, str]:
-    return {"kubernetes.io/bootstrapping": "rbac-defaults", **{f"{AGGREGATE}{e}": "true" for e in extra}}
-
-
-def _cluster_role(name: str, rules: list[Obj], *aggregate_to: str, aggregated_from: str = "") -> Obj:
-    role: Obj = {"metadata": {"name": name, "labels": _labels(*aggregate_to),
-                              "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}},
-                 "rules": rules}  # fmt: skip
-    if aggregated_from:
-        role["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {f"{AGGREGATE}{aggregated_from}": "true"}}]}
-    return role
-
-
 def cluster_roles() -> list[Obj]:
     return [
         _cluster_role("cluster-admin", [_rule(["*"], ["*"], ["*"]), {"nonResourceURLs": ["*"], "verbs": ["*"]}]),
         _cluster_role("system:discovery", [{"nonResourceURLs": DISCOVERY, "verbs": ["get"]}]),
         _cluster_role("system:public-info-viewer", [{"nonResourceURLs": PUBLIC_INFO, "verbs": ["get"]}]),
-        _cluster_role("system:basic-user", [
-            _rule(["authorization.k8s.io"], ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], ["create"]),
-            _rule(["authentication.k8s.io"], ["selfsubjectreviews"], ["create"]),
-        ]),
+        _cluster_role(
+            "system:basic-user",
+            [
+                _rule(["authorization.k8s.io"], ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], ["create"]),
+                _rule(["authentication.k8s.io"], ["selfsubjectreviews"], ["create"]),
+            ],
+        ),
         _cluster_role("system:aggregate-to-view", VIEW_RULES, "admin", "edit", "view"),
         _cluster_role("system:aggregate-to-edit", EDIT_RULES, "admin", "edit"),
         _cluster_role("system:aggregate-to-admin", ADMIN_RULES, "admin"),
         _cluster_role("view", VIEW_RULES, aggregated_from="view"),
         _cluster_role("edit", VIEW_RULES + EDIT_RULES, "admin", aggregated_from="edit"),
         _cluster_role("admin", VIEW_RULES + EDIT_RULES + ADMIN_RULES, aggregated_from="admin"),
+        *bootstrap_components.cluster_roles(),
+        *bootstrap_controllers.cluster_roles(),
     ]
 
 
 def cluster_role_bindings() -> list[Obj]:
     def bind(name: str, *groups: str) -> Obj:
         subjects = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g} for g in groups]
-        return {"metadata": {"name": name, "labels": _labels(),
+        return {"metadata": {"name": name, "labels": labels(),
                              "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}},
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
                 "subjects": subjects}  # fmt: skip
@@ -117,14 +115,26 @@ def cluster_role_bindings() -> list[Obj]:
         bind("system:discovery", "system:authenticated"),
         bind("system:basic-user", "system:authenticated"),
         bind("system:public-info-viewer", "system:authenticated", "system:unauthenticated"),
+        *bootstrap_components.cluster_role_bindings(),
+        *bootstrap_controllers.cluster_role_bindings(),
     ]
 
 
+def roles() -> list[Obj]:
+    """The namespaced Roles (all in kube-system)."""
+    return bootstrap_namespaced.roles()
+
+
+def role_bindings() -> list[Obj]:
+    return bootstrap_namespaced.role_bindings()
+
+
 async def ensure_bootstrap_policy(server: APIServer) -> None:
-    roles = registry.by_key("clusterroles.rbac.authorization.k8s.io")
-    bindings = registry.by_key("clusterrolebindings.rbac.authorization.k8s.io")
-    assert roles is not None and bindings is not None
-    for role in cluster_roles():
-        await server.ensure(roles, None, role)
-    for binding in cluster_role_bindings():
-        await server.ensure(bindings, None, binding)
+    for key, objects in (("clusterroles.rbac.authorization.k8s.io", cluster_roles()),
+                         ("clusterrolebindings.rbac.authorization.k8s.io", cluster_role_bindings()),
+                         ("roles.rbac.authorization.k8s.io", roles()),
+                         ("rolebindings.rbac.authorization.k8s.io", role_bindings())):  # fmt: skip
+        rt = registry.by_key(key)
+        assert rt is not None
+        for obj in objects:
+            await server.ensure(rt, obj["metadata"].get("namespace"), obj)
