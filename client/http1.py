@@ -96,6 +96,10 @@ class ConnectionPool:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
+    def set_header(self, name: str, value: str) -> None:
+        """Change a header every later request carries (a renewed bearer token)."""
+        self._common[name.lower()] = value
+
     async def request(
         self, method: str, target: str, *, headers: Mapping[str, str] | None = None, body: bytes | None = None
     ) -> Response:

@@ -201,6 +201,16 @@ class RESTClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    def set_bearer_token(self, token: str) -> None:
+        """Authenticate every later request with this token (a ServiceAccount token that was
+        renewed before it expired); requests already sent keep the old one."""
+        value = f"Bearer {token}"
+        self._headers["Authorization"] = value
+        self.auth_headers = {**self.auth_headers, "Authorization": value}
+        self._http.set_header("Authorization", value)
+        if self._streams_client is not None:
+            self._streams_client.headers["Authorization"] = value
+
     async def aclose(self) -> None:
         await self._http.aclose()
         if self._streams_client is not None:

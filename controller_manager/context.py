@@ -8,6 +8,7 @@ the "From" column of `kubectl describe`), the options, the metrics, and the cred
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from client import EventRecorder, RESTClient, SharedInformerFactory
@@ -24,6 +25,7 @@ class ControllerContext:
     metrics: ControllerMetrics
     credentials: Credentials = field(default_factory=Credentials)
     _recorders: dict[str, EventRecorder] = field(default_factory=dict)
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # run by close()
 
     @property
     def cluster_name(self) -> str:
@@ -41,3 +43,5 @@ class ControllerContext:
     async def close(self) -> None:
         for r in self._recorders.values():
             await r.aclose()
+        for closer in self.closers:
+            await closer()

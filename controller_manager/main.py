@@ -65,6 +65,10 @@ def run(
     service_account_private_key_file: Annotated[
         str, typer.Option("--service-account-private-key-file", help="PEM RSA/EC key that signs SA tokens.")
     ] = "",
+    use_service_account_credentials: Annotated[
+        bool,
+        typer.Option("--use-service-account-credentials", help="Each controller acts as its own ServiceAccount."),
+    ] = False,
     leader_elect: Annotated[bool, typer.Option("--leader-elect/--no-leader-elect")] = False,
     leader_elect_lease_duration: Annotated[str, typer.Option("--leader-elect-lease-duration")] = "15s",
     leader_elect_renew_deadline: Annotated[str, typer.Option("--leader-elect-renew-deadline")] = "10s",
@@ -178,6 +182,7 @@ def run(
             load_balancer_ip_pool=load_balancer_ip_pool,
             controller_start_interval=parse_duration(controller_start_interval),
             root_ca_file=root_ca_file,
+            use_service_account_credentials=use_service_account_credentials,
             service_account_private_key_file=service_account_private_key_file,
             leader_elect=leader_elect,
             leader_elect_lease_duration=parse_duration(leader_elect_lease_duration),

@@ -10,13 +10,15 @@ drop every in-flight reconcile.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import random
 import socket
 import uuid
 
-from client import LeaderElector, SharedInformerFactory, new_client
+from api.controller_accounts import service_account_for
+from client import LeaderElector, SharedInformerFactory, client_config, new_client
 from controller_manager import registry
 from controller_manager.context import ControllerContext
 from controller_manager.controller import Controller
@@ -24,13 +26,37 @@ from controller_manager.credentials import Credentials
 from controller_manager.health import serve
 from controller_manager.metrics import ControllerMetrics
 from controller_manager.options import ManagerOptions
+from controller_manager.service_account_clients import ServiceAccountClients
 
 log = logging.getLogger("controller_manager")
 LEASE_NAME = "kube-controller-manager"
 
 
+async def controller_contexts(ctx: ControllerContext, names: list[str]) -> list[ControllerContext]:
+    """One context per controller: the manager's own, or with --use-service-account-credentials a
+    copy whose client (and event recorders) act as the controller's ServiceAccount."""
+    if not ctx.options.use_service_account_credentials:
+        return [ctx] * len(names)
+    accounts = ServiceAccountClients(ctx.client, client_config(ctx.options.kubeconfig or None,
+                                                               master=ctx.options.master or None),
+                                     qps=ctx.options.kube_api_qps, burst=ctx.options.kube_api_burst)  # fmt: skip
+    ctx.closers.append(accounts.aclose)
+    contexts = []
+    for name in names:
+        account = service_account_for(name)
+        if account is None:  # the token controller: as the manager itself
+            contexts.append(ctx)
+            continue
+        own = dataclasses.replace(ctx, client=await accounts.client_for(account), _recorders={}, closers=[])
+        ctx.closers.append(own.close)
+        contexts.append(own)
+    log.info("controllers use their ServiceAccounts' credentials (kube-system/<controller>)")
+    return contexts
+
+
 async def run_controllers(ctx: ControllerContext, names: list[str]) -> None:
-    controllers: list[Controller] = [registry.load(n)(ctx) for n in names]
+    contexts = await controller_contexts(ctx, names)
+    controllers: list[Controller] = [registry.load(n)(c) for n, c in zip(names, contexts, strict=True)]
     for c in controllers:
         c.setup()
     ctx.informers.start()

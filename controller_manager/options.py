@@ -30,6 +30,7 @@ class ManagerOptions:
     controller_start_interval: float = 0.0  # pause (with up to 100% jitter) between controller starts
     # the security controllers: each runs only when its file is given
     root_ca_file: str = ""  # → root-ca-cert-publisher, and ca.crt in token Secrets
+    use_service_account_credentials: bool = False  # each controller as kube-system/<its account>
     service_account_private_key_file: str = ""  # → serviceaccount-token
     leader_elect: bool = False
     leader_elect_lease_duration: float = 15.0
