@@ -1,11 +1,15 @@
 """The plan of a local cluster: which processes `mini-k8s up` starts, with which flags.
 
-Pure data, no I/O, so it can be printed, tested and reasoned about. The order of the list is the
+Data, so it can be printed, tested and reasoned about; the one I/O is with `--secure`, where the
+certificates and kubeconfigs a component's flags name are made if missing (cluster/pki.py,
+cluster/identities.py), so no flag ever points at a file that is not there. The order of the list is the
 start order; `down` and Ctrl-C stop in the reverse order (kubelets first, API server last), the
 way you would drain a real control plane: nothing talks to an API server that is already gone.
 
-Every component gets `--master http://127.0.0.1:<port>` rather than a kubeconfig: a component
-must keep talking to *this* cluster even if the user switches kubectl's current context.
+Every component gets `--master http://127.0.0.1:<port>` (the plain port, as `system:unsecured`) or,
+with `--secure`, its own kubeconfig in `<data-dir>/kubeconfigs/` (HTTPS, its own certificate and
+identity: cluster/identities.py) — never the user's kubeconfig: a component must keep talking to
+*this* cluster even if the user switches kubectl's current context.
 
 Ports (each must be free; `up` refuses to start otherwise):
 - API server: `--port` (8080, the old insecure port that kubectl falls back to);
@@ -37,6 +41,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cluster import identities
 from cluster.dns_addon import CLUSTER_DOMAIN
 from cluster.pki import KUBELET_CLIENT, kubelet_serving
 
@@ -208,7 +213,7 @@ def _secure_apiserver_args(opts: ClusterOptions) -> list[str]:
             "--tls-private-key-file", str(pki / "apiserver.key"), "--client-ca-file", str(pki / "ca.crt"),
             "--service-account-key-file", str(pki / "sa.key"), "--service-account-signing-key-file",
             str(pki / "sa.key"), "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
-            "--authorization-mode", "RBAC", "--kubelet-client-certificate", str(pki / f"{KUBELET_CLIENT}.crt"),
+            "--authorization-mode", "Node,RBAC", "--kubelet-client-certificate", str(pki / f"{KUBELET_CLIENT}.crt"),
             "--kubelet-client-key", str(pki / f"{KUBELET_CLIENT}.key"),
             "--kubelet-certificate-authority", str(pki / "ca.crt")]  # fmt: skip
 
@@ -224,10 +229,17 @@ def _secure_kubelet_args(opts: ClusterOptions, node: str, address: str) -> list[
             "--client-ca-file", str(opts.pki_dir / "ca.crt"), "--authorization-mode", "Webhook"]  # fmt: skip
 
 
+def _connect(opts: ClusterOptions, identity: str) -> list[str]:
+    """How a component reaches the API server: with --secure, HTTPS as itself (its kubeconfig and
+    client certificate: cluster/identities.py); else the plain port as `system:unsecured`."""
+    if not opts.secure_port:
+        return ["--master", opts.server]
+    return ["--kubeconfig", str(identities.kubeconfig(opts.data_dir, opts.secure_server, identity))]
+
+
 def plan(opts: ClusterOptions) -> list[Component]:
     """The processes to start, in start order."""
     verbose = ["-v", str(opts.verbosity)] if opts.verbosity else []
-    master = ["--master", opts.server]
 
     api_args = [
         "--data-dir",
@@ -253,12 +265,13 @@ def plan(opts: ClusterOptions) -> list[Component]:
         )
     ]
 
-    cm_args = [*master, "--port", str(opts.controller_manager_port)]
+    cm_args = [*_connect(opts, "controller-manager"), "--port", str(opts.controller_manager_port)]
     # the default StorageClass (cluster/addons.py) is served by the development provisioner
     cm_args += ["--enable-hostpath-provisioner", "--hostpath-provisioner-root", str(opts.data_dir / "hostpath_pv")]
-    if opts.secure_port:  # ServiceAccount token Secrets and kube-root-ca.crt in every namespace
+    if opts.secure_port:  # ServiceAccount token Secrets, kube-root-ca.crt in every namespace, and
+        # each controller as its own ServiceAccount (seed 002's command line; kubeadm's too)
         cm_args += ["--service-account-private-key-file", str(opts.pki_dir / "sa.key"),
-                    "--root-ca-file", str(opts.pki_dir / "ca.crt")]  # fmt: skip
+                    "--root-ca-file", str(opts.pki_dir / "ca.crt"), "--use-service-account-credentials"]  # fmt: skip
     cm_args += _optional("--node-monitor-period", opts.node_monitor_period)
     cm_args += _optional("--node-monitor-grace-period", opts.node_monitor_grace_period)
     components.append(
@@ -269,7 +282,7 @@ def plan(opts: ClusterOptions) -> list[Component]:
             opts.controller_manager_port,
         )
     )
-    sched_args = [*master, "--port", str(opts.scheduler_port)]
+    sched_args = [*_connect(opts, "scheduler"), "--port", str(opts.scheduler_port)]
     components.append(
         Component(
             "scheduler",
@@ -280,12 +293,14 @@ def plan(opts: ClusterOptions) -> list[Component]:
     )
 
     if opts.dns_port:
-        dns_args = [*master, "--port", str(opts.dns_port), "--health-port", str(opts.dns_health_port)]
+        dns_args = [*_connect(opts, "cluster-dns"), "--port", str(opts.dns_port),
+                    "--health-port", str(opts.dns_health_port)]  # fmt: skip
         dns_args += ["--address", ",".join(dict.fromkeys(["127.0.0.1", *dns_endpoints(opts)]))]
         components.append(Component("cluster-dns", "cluster-dns", (*dns_args, *verbose), opts.dns_health_port))
 
     if opts.metrics_server_port:
-        ms_args = [*master, "--port", str(opts.metrics_server_port), "--metric-resolution", opts.metric_resolution]
+        ms_args = [*_connect(opts, "metrics-server"), "--port", str(opts.metrics_server_port),
+                   "--metric-resolution", opts.metric_resolution]  # fmt: skip
         components.append(
             Component(
                 "metrics-server",
@@ -297,7 +312,7 @@ def plan(opts: ClusterOptions) -> list[Component]:
 
     if opts.kube_proxy_port and opts.runtime == "process":
         health = f"127.0.0.1:{opts.kube_proxy_port}"
-        kp_args = [*master, "--cluster-cidr", opts.cluster_cidr, "--service-cluster-ip-range",
+        kp_args = [*_connect(opts, "kube-proxy"), "--cluster-cidr", opts.cluster_cidr, "--service-cluster-ip-range",
                    opts.service_cluster_ip_range, "--healthz-bind-address", health]  # fmt: skip
         kp_args += [*verbose, *_split_extra(opts.kube_proxy_args)]
         components.append(Component("kube-proxy", "kube-proxy", tuple(kp_args), opts.kube_proxy_port))
@@ -305,7 +320,8 @@ def plan(opts: ClusterOptions) -> list[Component]:
     if len(opts.kubelet_ports) < opts.nodes:
         raise ValueError(f"need {opts.nodes} kubelet ports, got {len(opts.kubelet_ports)}")
     for index, (node, port) in enumerate(zip(node_names(opts.nodes), opts.kubelet_ports, strict=False)):
-        kl_args = [*master, "--node-name", node, "--port", str(port), "--address", "127.0.0.1"]
+        kl_args = [*_connect(opts, f"kubelet-{node}"), "--node-name", node, "--port", str(port),
+                   "--address", "127.0.0.1"]  # fmt: skip
         kl_args += ["--pod-cidr", pod_cidr(index, opts.cluster_cidr)]
         if opts.dns_port:
             kl_args += ["--cluster-dns", cluster_dns_ip(opts.service_cluster_ip_range), "--cluster-domain",

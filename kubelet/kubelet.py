@@ -126,9 +126,13 @@ class Kubelet:
     async def _register_nodes(self) -> None:
         """Register every node, retrying until the API server answers (as the kubelet does)."""
         backoff = Backoff(0.5, 5.0)
+        # One node with its --pod-cidr needs only its own Node (all the Node authorizer lets a
+        # kubelet list); several nodes in one process pick free ranges, so they read every Node.
+        own = len(self.node_names) == 1 and bool(self.config.pod_cidr)
+        selector = f"metadata.name={self.node_names[0]}" if own else None
         while True:
             try:
-                existing_list = (await self.client.list("nodes"))["items"]
+                existing_list = (await self.client.list("nodes", field_selector=selector))["items"]
                 break
             except (StatusError, ConnectionFailed) as exc:
                 delay = backoff.next()

@@ -7,12 +7,16 @@ no grants is refused."""
 from __future__ import annotations
 
 import base64
+import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import httpx
 import yaml
+from cryptography import x509
 
 from tests.cluster.test_up import REPO, Cluster, cluster  # noqa: F401  (fixture)
 from tests.support.component import free_port, wait_for
@@ -53,3 +57,65 @@ def test_up_secure_serves_https_with_rbac_and_an_admin_kubeconfig(cluster: Clust
                              text=True, env=cluster.env, cwd=REPO, timeout=60)  # fmt: skip
     assert refused.returncode == 1
     assert 'User "system:serviceaccount:default:nobody" cannot list resource "pods"' in refused.stderr
+
+
+def _audit(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _who(events: list[dict[str, Any]], verb: str, resource: str, subresource: str = "") -> set[str]:
+    """The users who did `verb` on `resource[/subresource]` and were allowed (2xx)."""
+    return {e["user"]["username"] for e in events
+            if e["verb"] == verb and 200 <= e["responseStatus"]["code"] < 300
+            and (ref := e.get("objectRef") or {}).get("resource") == resource
+            and ref.get("subresource", "") == subresource}  # fmt: skip
+
+
+def test_up_secure_runs_every_component_as_itself(cluster: Cluster) -> None:  # noqa: F811
+    """Each component has its own certificate and kubeconfig (HTTPS), and the audit log shows each
+    doing its own job as itself: the scheduler binds, the ReplicaSet controller's ServiceAccount
+    creates the pods, the node's kubelet writes their status — none as `system:unsecured`."""
+    audit = cluster.data_dir.parent / "audit.log"
+    result = cluster.up(2, "--secure", "--secure-port", str(free_port()),
+                        f"--kube-apiserver-arg=--audit-log-path={audit}")  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    confs = {p.stem for p in (cluster.data_dir / "kubeconfigs").iterdir()}
+    assert confs >= {"controller-manager", "scheduler", "kubelet-node-1", "kubelet-node-2", "cluster-dns",
+                     "metrics-server"}, confs  # fmt: skip
+    kubelet_conf = yaml.safe_load((cluster.data_dir / "kubeconfigs" / "kubelet-node-1.conf").read_text())
+    assert kubelet_conf["clusters"][0]["cluster"]["server"].startswith("https://")
+    cert = x509.load_pem_x509_certificate(Path(kubelet_conf["users"][0]["user"]["client-certificate"]).read_bytes())
+    assert cert.subject.rfc4514_string() == "CN=system:node:node-1,O=system:nodes"
+
+    kubectl = [sys.executable, "-m", "kubectl"]
+    made = subprocess.run([*kubectl, "create", "deployment", "web", "--image=nginx", "--replicas=2"],
+                          capture_output=True, text=True, env=cluster.env, cwd=REPO, timeout=60)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+
+    def running() -> bool:
+        out = subprocess.run([*kubectl, "get", "pods", "-l", "app=web", "--no-headers"], capture_output=True,
+                             text=True, env=cluster.env, cwd=REPO, timeout=60).stdout  # fmt: skip
+        return out.count("Running") == 2
+
+    wait_for(running, timeout=60, what="two web pods Running")
+    events = _audit(audit)
+    assert _who(events, "create", "pods", "binding") == {"system:kube-scheduler"}
+    assert _who(events, "create", "pods") == {"system:serviceaccount:kube-system:replicaset-controller"}
+    assert _who(events, "create", "replicasets") == {"system:serviceaccount:kube-system:deployment-controller"}
+    status_writers = _who(events, "patch", "pods", "status") | _who(events, "update", "pods", "status")
+    assert status_writers and status_writers <= {"system:node:node-1", "system:node:node-2"}, status_writers
+    assert _who(events, "create", "leases") >= {"system:node:node-1", "system:node:node-2"}
+    assert {"system:kube-controller-manager"} <= _who(events, "list", "pods")  # the shared informers
+    # `up` itself and this test use the plain port; the components never do
+    components = ("mini-scheduler", "mini-controller-manager", "mini-kubelet", "mini-cluster-dns",
+                  "mini-metrics-server")  # fmt: skip
+    by_component = {e["user"]["username"] for e in events if e["userAgent"].startswith(components)}
+    assert "system:unsecured" not in by_component and "system:kube-scheduler" in by_component
+    refused = {(e["user"]["username"], e["verb"], e["requestURI"]) for e in events
+               if e["userAgent"].startswith(components) and e["responseStatus"]["code"] == 403}  # fmt: skip
+    assert not refused, sorted(refused)  # every component's role covers what it does
+    # each controller's ServiceAccount was made in kube-system, as kube-controller-manager makes them
+    plain = httpx.Client(base_url=cluster.url, timeout=5)
+    accounts = {sa["metadata"]["name"] for sa in
+                plain.get("/api/v1/namespaces/kube-system/serviceaccounts").json()["items"]}  # fmt: skip
+    assert {"replicaset-controller", "deployment-controller", "node-controller"} <= accounts
