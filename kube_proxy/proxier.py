@@ -59,7 +59,7 @@ class Proxier:
         now = time.monotonic()
         full = self.applied is None or now - self.last_full >= self.sync_period
         new = self.desired()
-        script = transaction(new, None if full else self.applied, self.cfg)
+        script = transaction(new, self.applied, self.cfg, full=full)
         try:
             nft.apply(script)
         except nft.NftError as exc:

@@ -223,23 +223,32 @@ def _declarations(cfg: ProxyConfig) -> list[str]:
     return lines
 
 
-def transaction(new: Ruleset, old: Ruleset | None, cfg: ProxyConfig) -> str:
-    """An `nft -f` script turning the table from `old` (None: whatever is there, replaced whole)
-    into `new`, applied by the kernel atomically. Only chains whose rules changed are rewritten
-    and only changed map/set elements touched, so affinity sets and untouched chains survive."""
+def transaction(new: Ruleset, old: Ruleset | None, cfg: ProxyConfig, *, full: bool = False) -> str:
+    """An `nft -f` script turning the table from `old` into `new`, applied by the kernel atomically.
+
+    - `old` None (start, or after a failed apply): whatever is there is replaced whole;
+    - `full` (the periodic resync, --sync-period): every rule and map/set element is written again,
+      repairing whatever drifted, but the table and the ClientIP affinity sets stay — deleting them
+      would send every client with session affinity to a new endpoint once per period (Kubernetes'
+      full resync keeps them too);
+    - otherwise only chains whose rules changed are rewritten and only changed elements touched."""
     t = cfg.table
     lines: list[str] = []
     if old is None:  # start from nothing: `add` first, so the delete cannot fail on a missing table
         lines += [f"add table ip {t}", f"delete table ip {t}"]
         old = Ruleset(chains={})
     lines += _declarations(cfg)
+    stale = [c for c in old.chains if c not in new.chains]
+    if full:  # rules and elements go; the chains, the affinity sets and their clients stay
+        lines += [f"flush table ip {t}"] + [f"flush map ip {t} {m}" for m in MAPS]
+        lines += [f"flush set ip {t} {s}" for s in SETS]
+        old = Ruleset(chains={c: [] for c in old.chains}, affinity_sets=old.affinity_sets)
     for name, timeout in new.affinity_sets.items():
-        if name not in old.affinity_sets:
+        if full or name not in old.affinity_sets:  # `add` of an existing set is a no-op
             lines.append(f"add set ip {t} {name} {{ type ipv4_addr ; flags dynamic,timeout ; timeout {timeout}s ; }}")
     changed = [c for c, rules in new.chains.items() if old.chains.get(c) != rules]
-    lines += [f"add chain ip {t} {c}" for c in changed if c not in old.chains and c not in BASE_CHAINS]
-    lines += [f"flush chain ip {t} {c}" for c in changed if c in old.chains]
-    stale = [c for c in old.chains if c not in new.chains]
+    lines += [f"add chain ip {t} {c}" for c in changed if (full or c not in old.chains) and c not in BASE_CHAINS]
+    lines += [f"flush chain ip {t} {c}" for c in changed if c in old.chains and not full]
     lines += [f"flush chain ip {t} {c}" for c in stale]
     for name, elements in new.maps.items():
         before = old.maps.get(name, {})
