@@ -35,13 +35,16 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 COPY --from=install /staging/ /
 
 # Components need no privileges; the API server's embedded store (when no etcd is given) lives
-# in /var/lib/mini-k8s, owned by this user.
-RUN useradd --system --create-home --home-dir /var/lib/mini-k8s mini
+# in /var/lib/mini-k8s, owned by this user. /var/lib/mini-k8s/cluster is where docker-compose.yml
+# mounts its `pki` volume (the certificates and kubeconfigs `mini-k8s certs` makes): a new named
+# volume takes the owner of the directory it is mounted on, so this user can write it.
+RUN useradd --system --create-home --home-dir /var/lib/mini-k8s mini \
+    && install -d -o mini -g mini -m 0755 /var/lib/mini-k8s/cluster
 USER mini
 WORKDIR /var/lib/mini-k8s
 
 # The kubelet's port (logs, /healthz), the controller-manager's and scheduler's /healthz ports,
-# and the API server's port.
-EXPOSE 8080 10250 10251 10252
+# and the API server's ports (plain and HTTPS).
+EXPOSE 6443 8080 10250 10251 10252
 
 CMD ["mini-apiserver", "--help"]

@@ -5,6 +5,7 @@
     mini-k8s status
     mini-k8s down
     mini-k8s addons --master http://apiserver:8080 --cluster-dns cluster-dns:10053   # docker compose's one-shot
+    mini-k8s certs --dir /var/lib/mini-k8s/cluster --server https://apiserver:6443 --kubelet kubelet-1   # another
 
 Timing flags (`--node-monitor-grace-period 10s`, `--node-status-update-frequency 2s`, …) are
 passed to the component that owns them, so the node-failure lab takes seconds instead of
@@ -255,6 +256,43 @@ def addons(
         typer.echo(line if line.startswith("!") else f"✓ {line}")
     if not lines:
         typer.echo("✓ every add-on object is already as wanted")
+
+
+@app.command()
+def certs(
+    directory: Annotated[str, typer.Option("--dir", help="Where pki/, kubeconfigs/, admin.conf go.")] = "./.mini-k8s",
+    server: Annotated[
+        str, typer.Option("--server", help="The API server's URL as the components reach it (their kubeconfigs).")
+    ] = "https://127.0.0.1:6443",
+    admin_server: Annotated[
+        str, typer.Option("--admin-server", help="The API server's URL as users reach it (admin.conf) [--server].")
+    ] = "",
+    apiserver_name: Annotated[
+        list[str] | None,
+        typer.Option("--apiserver-name", help="Another DNS name or IP of the API server's certificate (repeatable)."),
+    ] = None,
+    kubelet: Annotated[
+        list[str] | None,
+        typer.Option("--kubelet", metavar="NODE[=ADDRESS]", help="A kubelet's node and address (repeatable)."),
+    ] = None,
+    service_cluster_ip_range: Annotated[
+        str, typer.Option("--service-cluster-ip-range", help="The API server's; `kubernetes` has its first address.")
+    ] = SERVICE_CIDR,
+) -> None:
+    """Make the cluster's certificates and kubeconfigs for components running elsewhere, e.g. in
+    docker compose (cluster/certs_command.py); files that exist are kept."""
+    import ipaddress
+
+    from cluster.certs_command import CertsError, make_certs, parse_kubelet
+
+    try:
+        kubernetes_ip = str(ipaddress.ip_network(service_cluster_ip_range).network_address + 1)
+        lines = make_certs(data_dir_path(directory), server, admin_server or server, apiserver_name or [],
+                           [parse_kubelet(k) for k in kubelet or []], kubernetes_ip)  # fmt: skip
+    except (CertsError, ValueError) as exc:
+        _fail(str(exc))
+    for line in lines:
+        typer.echo(f"✓ {line}")
 
 
 @app.command()

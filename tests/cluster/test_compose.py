@@ -1,26 +1,36 @@
 """docker-compose.yml, checked without Docker (test_docker_engine.py runs it on a real engine).
 
 Three layers, each catching what the one before cannot:
-1. structure: the services, one image for every component, `depends_on` with
-   `condition: service_healthy`, a healthcheck on each, the API server published on 8080;
+1. structure: the services, one image for every component, the one-shot `certs` before everything
+   (`condition: service_completed_successfully`), `depends_on` with `condition: service_healthy`,
+   a healthcheck on each, the API server's secure flags exactly `mini-k8s up --secure`'s, only its
+   HTTPS port published, each component with its own kubeconfig on the `pki` volume;
 2. flags: every service's `command` is parsed by its own CLI (`python -m <pkg> <args> --help`):
    click rejects an unknown option while parsing, before `--help` is acted on;
-3. the stack itself: etcd from the `etcd` binary, then every component started from the compose
-   file's *own* command, rewritten for one host (rules below), until three nodes are Ready -
-   and every service's healthcheck command, rewritten the same way, passes against it.
+3. the stack itself: etcd from the `etcd` binary, the one-shot `certs`, then every component started
+   from the compose file's *own* command, rewritten for one host (rules below), until three nodes
+   are Ready - and every service's healthcheck command, rewritten the same way, passes against it;
+   then the admin kubeconfig `certs` made reaches the API server over HTTPS, and the scheduler's
+   kubeconfig is the scheduler's identity.
 
-Rewrite rules (containers have their own network namespace and DNS; one host has neither):
+Rewrite rules (containers have their own network namespace, DNS and volumes; one host has none):
 - `http://etcd:2379`       -> the test etcd's URL;
 - `http://apiserver:8080`  -> http://127.0.0.1:<the API server's free port>;
-- `--port N`, `--health-port N` -> free ports per service (three kubelets cannot all have 10250);
+- `https://apiserver:6443` and `https://127.0.0.1:${MINI_K8S_API_PORT:-6443}` (admin.conf's)
+                           -> https://127.0.0.1:<the API server's free secure port>;
+- `/var/lib/mini-k8s/cluster` (the `pki` volume's mount point) -> a temporary directory;
+- `--port N`, `--health-port N`, `--secure-port N` -> free ports per service (three kubelets
+  cannot all have 10250);
 - `--bind-address 0.0.0.0` -> 127.0.0.1 (tests listen on loopback only);
 - `--address <service>`    -> 127.0.0.1 (a service name resolves only inside the compose network);
 - a healthcheck's `127.0.0.1:N` -> 127.0.0.1:<that service's free port>.
-Nothing else changes: node names, pod CIDRs, --leader-elect and so on run exactly as written.
+Nothing else changes: node names, pod CIDRs, certificates' names, --leader-elect and so on run
+exactly as written (the certificates name 127.0.0.1 too, so loopback passes TLS verification).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -34,6 +44,7 @@ import httpx
 import pytest
 import yaml
 
+from cluster.plan import ClusterOptions, _secure_apiserver_args
 from tests.support.component import REPO, ComponentProcess, free_port, wait_for
 from tests.support.etcd import EtcdProcess, etcd_binary
 
@@ -49,7 +60,12 @@ SCRIPTS = {  # console script -> the package it runs (pyproject's [project.scrip
 }
 KUBELETS = ["kubelet-1", "kubelet-2", "kubelet-3"]
 COMPONENTS = ["apiserver", "controller-manager", "scheduler", "cluster-dns", "metrics-server", *KUBELETS]
-ONE_SHOTS = ["addons"]  # `mini-k8s addons`: runs once the DNS and metrics-server are healthy, then exits
+# `mini-k8s certs`: first of all, makes the certificates and kubeconfigs, then exits;
+# `mini-k8s addons`: runs once the DNS and metrics-server are healthy, then exits
+ONE_SHOTS = ["certs", "addons"]
+MOUNT = "/var/lib/mini-k8s/cluster"  # the `pki` volume, at the same path in every container
+API_URL, ADMIN_URL = "https://apiserver:6443", "https://127.0.0.1:${MINI_K8S_API_PORT:-6443}"
+CERTS_DONE = {"certs": {"condition": "service_completed_successfully"}}
 
 
 @pytest.fixture(scope="module")
@@ -95,9 +111,10 @@ def test_compose_runs_etcd_and_every_component_from_one_image(services: dict[str
 def test_each_service_starts_after_its_dependency_is_healthy_and_has_a_healthcheck(
     services: dict[str, Any],
 ) -> None:
-    assert services["apiserver"]["depends_on"] == {"etcd": {"condition": "service_healthy"}}
+    assert services["apiserver"]["depends_on"] == {**CERTS_DONE, "etcd": {"condition": "service_healthy"}}
     for name in COMPONENTS[1:]:
-        assert services[name]["depends_on"] == {"apiserver": {"condition": "service_healthy"}}, name
+        assert services[name]["depends_on"] == {**CERTS_DONE, "apiserver": {"condition": "service_healthy"}}, name
+    assert "depends_on" not in services["certs"] and "healthcheck" not in services["certs"]
     assert services["etcd"]["healthcheck"]["test"][:2] == ["CMD", "etcdctl"]
     for name in COMPONENTS:
         check = services[name]["healthcheck"]
@@ -111,13 +128,49 @@ def test_each_service_starts_after_its_dependency_is_healthy_and_has_a_healthche
                                                 for name in ("cluster-dns", "metrics-server")}  # fmt: skip
 
 
-def test_the_apiserver_uses_etcd_and_is_published_on_8080(services: dict[str, Any]) -> None:
+def test_the_apiserver_uses_etcd_and_only_its_https_port_is_published(services: dict[str, Any]) -> None:
     api = services["apiserver"]
-    assert api["ports"] == ["${MINI_K8S_API_PORT:-8080}:8080"]  # 8080 unless the variable says otherwise
+    # 6443 unless the variable says otherwise; the plain port 8080 (no authentication) is not published
+    assert api["ports"] == ["${MINI_K8S_API_PORT:-6443}:6443"]
     assert flag(api["command"], "--etcd-servers") == "http://etcd:2379"
     assert flag(api["command"], "--bind-address") == "0.0.0.0"
-    for name in COMPONENTS[1:]:
-        assert flag(services[name]["command"], "--master") == "http://apiserver:8080", name
+    assert flag(api["command"], "--port") == "8080" and flag(api["command"], "--secure-port") == "6443"
+    # the secure flags are exactly `mini-k8s up --secure`'s, with the pki volume's files
+    want = _secure_apiserver_args(ClusterOptions(data_dir=Path(MOUNT), secure_port=6443))
+    got = [part for arg in api["command"][1:] for part in arg.split("=", 1)]
+    for name, value in zip(want[::2], want[1::2], strict=True):
+        assert flag(api["command"], name) == value, name
+    assert set(got[::2]) - set(want[::2]) == {"--etcd-servers", "--bind-address", "--port"}
+
+
+def test_each_component_uses_its_own_kubeconfig_from_the_certs_volume(services: dict[str, Any]) -> None:
+    certs = services["certs"]["command"]
+    assert certs[:2] == ["mini-k8s", "certs"] and flag(certs, "--dir") == MOUNT
+    assert flag(certs, "--server") == API_URL and flag(certs, "--admin-server") == ADMIN_URL
+    assert flag(certs, "--apiserver-name") == "apiserver"  # the certificate names what the components dial
+    assert [a.split("=", 1)[1] for a in certs if a.startswith("--kubelet=")] == KUBELETS
+    assert services["certs"]["volumes"] == [f"pki:{MOUNT}"]
+    for name in COMPONENTS + ["addons"]:  # read-only everywhere else
+        assert services[name]["volumes"] == [f"pki:{MOUNT}:ro"], name
+    identity = {"controller-manager": "controller-manager", "scheduler": "scheduler", "cluster-dns": "cluster-dns",
+                "metrics-server": "metrics-server", **{k: f"kubelet-{k}" for k in KUBELETS}}  # fmt: skip
+    for name, who in identity.items():
+        command = services[name]["command"]
+        assert flag(command, "--kubeconfig") == f"{MOUNT}/kubeconfigs/{who}.conf", name
+        assert flag(command, "--master") is None, name  # never the plain port
+    cm = services["controller-manager"]["command"]
+    assert "--use-service-account-credentials" in cm
+    assert flag(cm, "--service-account-private-key-file") == f"{MOUNT}/pki/sa.key"
+    assert flag(cm, "--root-ca-file") == f"{MOUNT}/pki/ca.crt"
+    for name in KUBELETS:
+        command = services[name]["command"]
+        assert flag(command, "--tls-cert-file") == f"{MOUNT}/pki/kubelet-{name}.crt", name
+        assert flag(command, "--tls-private-key-file") == f"{MOUNT}/pki/kubelet-{name}.key", name
+        assert flag(command, "--client-ca-file") == f"{MOUNT}/pki/ca.crt", name
+        assert flag(command, "--authorization-mode") == "Webhook", name
+    # `mini-k8s addons` has no --kubeconfig: the plain port, inside the compose network only
+    assert flag(services["addons"]["command"], "--master") == "http://apiserver:8080"
+    assert "pki" in yaml.safe_load(COMPOSE.read_text())["volumes"]
 
 
 def test_each_kubelet_is_one_node_named_after_its_container(services: dict[str, Any]) -> None:
@@ -158,27 +211,21 @@ def test_the_etcd_command_uses_only_flags_etcd_knows(services: dict[str, Any]) -
 # ------------------------------------------------------------------ 3. the stack, on loopback
 
 
-def rewrite(command: list[str], urls: dict[str, str], port: int, health: int = 0) -> list[str]:
+def rewrite(command: list[str], urls: dict[str, str], port: int, health: int = 0, secure: int = 0) -> list[str]:
     """A compose command, made runnable on this host (the rules in the module docstring)."""
+    values = {"--port": str(port), "--health-port": str(health), "--secure-port": str(secure),
+              "--bind-address": "127.0.0.1", "--address": "127.0.0.1"}  # fmt: skip
     out = []
     for arg in command:
         for compose_url, local_url in urls.items():
             arg = arg.replace(compose_url, local_url)
-        name, eq, value = arg.partition("=")
-        if eq and name == "--port":
-            arg = f"--port={port}"
-        elif eq and name == "--health-port":
-            arg = f"--health-port={health}"
-        elif eq and name in ("--bind-address", "--address"):
-            arg = f"{name}=127.0.0.1"
+        name, eq, _ = arg.partition("=")
+        if eq and name in values:
+            arg = f"{name}={values[name]}"
         out.append(arg)
     for i, arg in enumerate(out[:-1]):  # the `--flag value` spelling
-        if arg == "--port":
-            out[i + 1] = str(port)
-        elif arg == "--health-port":
-            out[i + 1] = str(health)
-        elif arg in ("--bind-address", "--address"):
-            out[i + 1] = "127.0.0.1"
+        if arg in values:
+            out[i + 1] = values[arg]
     return out
 
 
@@ -191,6 +238,24 @@ def test_rewrite_handles_both_flag_spellings() -> None:
     assert rewrite(["--master=http://apiserver:8080", "--port=10250", "--node-name=kubelet-1"], urls, 99) == [
         "--master=http://127.0.0.1:1234", "--port=99", "--node-name=kubelet-1",
     ]  # fmt: skip
+    urls = {MOUNT: "/tmp/x", API_URL: "https://127.0.0.1:5678"}
+    assert rewrite([f"--kubeconfig={MOUNT}/kubeconfigs/scheduler.conf", "--secure-port", "6443"], urls, 1, 2, 3) == [
+        "--kubeconfig=/tmp/x/kubeconfigs/scheduler.conf", "--secure-port", "3",
+    ]  # fmt: skip
+
+
+def test_certs_keeps_the_ca_and_reissues_a_serving_certificate_that_lacks_a_name(tmp_path: Path) -> None:
+    from cluster.certs_command import _sans, make_certs, parse_kubelet
+
+    kubelets = [parse_kubelet("kubelet-1"), parse_kubelet("node-2=10.0.0.12")]
+    make_certs(tmp_path, API_URL, "https://127.0.0.1:6443", ["apiserver"], kubelets, "10.96.0.1")
+    pki = tmp_path / "pki"
+    ca, scheduler = (pki / "ca.crt").read_bytes(), (pki / "scheduler-client.crt").read_bytes()
+    assert {"apiserver", "kubernetes.default.svc", "127.0.0.1", "10.96.0.1"} <= _sans(pki / "apiserver.crt")
+    assert _sans(pki / "kubelet-node-2.crt") == {"node-2", "localhost", "10.0.0.12", "127.0.0.1"}
+    make_certs(tmp_path, API_URL, "https://127.0.0.1:6443", ["apiserver", "10.1.2.3"], kubelets, "10.96.0.1")
+    assert {"apiserver", "10.1.2.3"} <= _sans(pki / "apiserver.crt")  # issued again, by the same CA
+    assert (pki / "ca.crt").read_bytes() == ca and (pki / "scheduler-client.crt").read_bytes() == scheduler
 
 
 @pytest.fixture
@@ -208,13 +273,28 @@ def test_the_stack_comes_up_from_the_compose_commands(
     ports = {name: free_port() for name in COMPONENTS}
     health = {name: free_port() if flag(services[name]["command"], "--health-port") else ports[name]
               for name in COMPONENTS}  # fmt: skip
-    api_url = f"http://127.0.0.1:{ports['apiserver']}"
-    urls = {"http://etcd:2379": etcd.url, "http://apiserver:8080": api_url}
+    api_url, secure_port = f"http://127.0.0.1:{ports['apiserver']}", free_port()
+    secure_url = f"https://127.0.0.1:{secure_port}"
+    urls = {"http://etcd:2379": etcd.url, "http://apiserver:8080": api_url, API_URL: secure_url,
+            ADMIN_URL: secure_url, MOUNT: str(tmp_path)}  # fmt: skip
     started: list[ComponentProcess] = []
+
+    # the one-shot `certs` first, as compose runs it; a second run keeps every file (a second `up`)
+    def certs() -> dict[Path, bytes]:
+        script, *args = services["certs"]["command"]
+        done = subprocess.run([sys.executable, "-m", SCRIPTS[script], *rewrite(args, urls, 0)],
+                              capture_output=True, text=True, cwd=REPO, timeout=60)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        return {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+
+    made = certs()
+    assert certs() == made
+    assert {"pki/apiserver.crt", "pki/kubelet-kubelet-1.crt", "kubeconfigs/kubelet-kubelet-1.conf",
+            "kubeconfigs/scheduler.conf", "admin.conf"} <= {str(p.relative_to(tmp_path)) for p in made}  # fmt: skip
 
     def start(name: str) -> ComponentProcess:
         script, *args = services[name]["command"]
-        proc = ComponentProcess(SCRIPTS[script], rewrite(args, urls, ports[name], health[name]))
+        proc = ComponentProcess(SCRIPTS[script], rewrite(args, urls, ports[name], health[name], secure_port))
         started.append(proc.start())
         return proc
 
@@ -288,6 +368,33 @@ def test_the_stack_comes_up_from_the_compose_commands(
         lines = kubectl.stdout.splitlines()
         assert lines[0].split()[:2] == ["NAME", "STATUS"]
         assert sorted(line.split()[:2] for line in lines[1:]) == [[n, "Ready"] for n in KUBELETS]
+
+        # over HTTPS: the admin kubeconfig `certs` made (the host's), and the scheduler's, which is
+        # the scheduler's identity, allowed to bind pods and refused Secrets
+        def kubectl_as(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([sys.executable, "-m", "kubectl", "--kubeconfig", str(kubeconfig), *args],
+                                  capture_output=True, text=True, cwd=REPO, timeout=60, env=_no_proxy())  # fmt: skip
+
+        admin = kubectl_as(tmp_path / "admin.conf", "get", "nodes", "--no-headers")
+        assert admin.returncode == 0, admin.stdout + admin.stderr
+        assert sorted(line.split()[0] for line in admin.stdout.splitlines()) == KUBELETS
+        scheduler = tmp_path / "kubeconfigs" / "scheduler.conf"
+        whoami = kubectl_as(scheduler, "auth", "whoami", "-o", "json")
+        assert json.loads(whoami.stdout)["status"]["userInfo"]["username"] == "system:kube-scheduler"
+        can_bind = kubectl_as(scheduler, "auth", "can-i", "create", "pods", "--subresource", "binding")
+        assert can_bind.stdout.strip() == "yes", can_bind.stdout + can_bind.stderr
+        refused = kubectl_as(scheduler, "get", "secrets", "-A")
+        assert refused.returncode != 0 and "forbidden" in refused.stderr.lower(), refused.stdout + refused.stderr
+        # `kubectl logs` through the kubelet's HTTPS (the API server presents apiserver-kubelet-client)
+        applied = kubectl_as(tmp_path / "admin.conf", "create", "-f", str(REPO / "examples" / "mysql-rc-svc.yaml"))
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+
+        def mysql_logs() -> bool:
+            pods = kubectl_as(tmp_path / "admin.conf", "get", "pods", "-l", "app=mysql", "-o", "name").stdout.split()
+            logs = kubectl_as(tmp_path / "admin.conf", "logs", pods[0]) if pods else None
+            return logs is not None and "Starting container mysql" in logs.stdout
+
+        wait_for(mysql_logs, timeout=60, interval=0.5, what="the mysql pod's logs through its kubelet")
     finally:
         for proc in reversed(started):
             proc.stop()

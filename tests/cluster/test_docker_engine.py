@@ -7,7 +7,9 @@ both started and driven exactly as a student would on a machine with no registry
 
 The compose file runs unchanged; the only inputs are the variables it documents
 (`MINI_K8S_API_PORT`, `MINI_K8S_DNS_PORT`, so the test's stack never takes a port from a `make up`
-cluster or a user's own compose stack) and a project name of its own.
+cluster or a user's own compose stack) and a project name of its own. The cluster is the secure
+one: kubectl gets admin.conf the way the compose file's header tells users to (`exec -T apiserver
+cat …`) and speaks HTTPS with the admin certificate; the components run as themselves.
 
 Skipped with the reason when the machine cannot run an engine; CI sets REQUIRE_DOCKER=1, where a
 skip is a failure. The measures (build and run times, image size) are printed and recorded as
@@ -52,11 +54,14 @@ def engine() -> Iterator[dockerd.Dockerd]:
         engine.remove()
 
 
+PKI_DIR = "/var/lib/mini-k8s/cluster"  # where docker-compose.yml mounts the `pki` volume
+
+
 class Kubectl:
-    def __init__(self, server: str) -> None:
+    def __init__(self, kubeconfig: str) -> None:
         self.home = Path(tempfile.mkdtemp(prefix="mk-docker-kubectl-"))
-        (self.home / "config").write_text("")
-        self.base = [kubectl_binary(), "--server", server, "--cache-dir", str(self.home / "cache")]
+        (self.home / "config").write_text(kubeconfig)
+        self.base = [kubectl_binary(), "--cache-dir", str(self.home / "cache")]
         self.env = {**os.environ, "KUBECONFIG": str(self.home / "config")}  # never the user's own config
 
     def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -105,9 +110,17 @@ def test_compose_up_builds_offline_runs_the_seed_rc_and_the_node_failure_lab(
     mark = time.monotonic()
     try:
         engine.compose("up", "-d", "--no-build", env=env)
-        kubectl = Kubectl(f"http://127.0.0.1:{api_port}")
+        # The one-shot `certs` made the CA, every certificate and kubeconfig, and admin.conf for the host.
+        admin_conf = engine.compose("exec", "-T", "apiserver", "cat", f"{PKI_DIR}/admin.conf", env=env).stdout
+        assert f"server: https://127.0.0.1:{api_port}" in admin_conf and "client-key-data" in admin_conf
+        kubectl = Kubectl(admin_conf)
 
-        # Three nodes Ready, seen from the host through the published API port by the real kubectl.
+        # Only HTTPS is published; the plain port (no authentication) stays inside the compose network.
+        api_cid = engine.compose("ps", "-q", "apiserver", env=env).stdout.strip()
+        published = json.loads(engine.docker("inspect", "-f", "{{json .NetworkSettings.Ports}}", api_cid).stdout)
+        assert {port for port, binding in published.items() if binding} == {"6443/tcp"}, published
+
+        # Three nodes Ready, seen from the host through the published HTTPS port by the real kubectl.
         wait_for(lambda: node_ready(kubectl) == {f"kubelet-{i}": "True" for i in (1, 2, 3)}, timeout=180,
                  interval=1, what="three Ready nodes")  # fmt: skip
         measures["up_to_three_ready_nodes_s"] = round(time.monotonic() - mark, 1)
@@ -117,7 +130,21 @@ def test_compose_up_builds_offline_runs_the_seed_rc_and_the_node_failure_lab(
         wait_for(lambda: kubectl.json("get", "rc", "mysql")["status"].get("readyReplicas") == 1, timeout=60,
                  interval=0.5, what="the mysql RC's pod ready")  # fmt: skip
         pod = kubectl("get", "pods", "-l", "app=mysql", "-o", "name").stdout.split()[0]
-        assert "Starting container mysql" in kubectl("logs", pod).stdout
+        assert "Starting container mysql" in kubectl("logs", pod).stdout  # through the kubelet's HTTPS
+
+        # Each component runs as itself: the scheduler's own kubeconfig, from inside its container,
+        # is system:kube-scheduler, which RBAC lets schedule pods but not read Secrets.
+        def in_scheduler(*args: str) -> subprocess.CompletedProcess[str]:
+            return engine.compose("exec", "-T", "scheduler", "mini-kubectl", "--kubeconfig",
+                                  f"{PKI_DIR}/kubeconfigs/scheduler.conf", *args, env=env, check=False)  # fmt: skip
+
+        whoami = in_scheduler("auth", "whoami", "-o", "json")
+        assert whoami.returncode == 0, whoami.stdout + whoami.stderr
+        assert json.loads(whoami.stdout)["status"]["userInfo"]["username"] == "system:kube-scheduler"
+        assert in_scheduler("auth", "can-i", "create", "pods", "--subresource=binding").stdout.strip() == "yes"
+        assert in_scheduler("auth", "can-i", "list", "secrets", "-A").stdout.strip() == "no"
+        refused = in_scheduler("get", "secrets", "-A")
+        assert refused.returncode != 0 and "forbidden" in refused.stderr.lower(), refused.stdout + refused.stderr
 
         # The cluster DNS, published on the host, answers for the seed's Service with its ClusterIP.
         cluster_ip = kubectl.json("get", "svc", "mysql")["spec"]["clusterIP"]
