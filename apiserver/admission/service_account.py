@@ -5,10 +5,13 @@ none, and refuses a pod whose service account does not exist (403, `error lookin
 account <ns>/<name>: serviceaccount "<name>" not found`): a workload controller then reports
 FailedCreate until someone creates the account.
 
-One difference, on purpose: the `default` account is not looked up. Kubernetes refuses pods for the
-moment between a namespace's creation and its serviceaccount controller creating `default`; here
-pods may be created in namespaces where no controller-manager runs at all (the API server alone is
-a complete lesson), so the missing `default` account is tolerated.
+One difference, on purpose: a missing `default` account is tolerated. Kubernetes refuses pods for
+the moment between a namespace's creation and its serviceaccount controller creating `default`;
+here pods may be created in namespaces where no controller-manager runs at all (the API server
+alone is a complete lesson).
+
+Then the pod gets its token volume at /var/run/secrets/kubernetes.io/serviceaccount
+(service_account_token_volume.py) unless it or its account turns that off.
 
 A mirror pod (annotation `kubernetes.io/config.mirror`, written by a kubelet for a static pod)
 gets no account, as in Kubernetes: the kubelet would not recognise a pod it did not write.
@@ -16,10 +19,11 @@ gets no account, as in Kubernetes: the kubelet would not recognise a pod it did 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from api import errors, registry
 from apiserver.admission import Attributes
+from apiserver.admission import service_account_token_volume as token_volume
 
 if TYPE_CHECKING:
     from apiserver.server import APIServer
@@ -43,21 +47,28 @@ class ServiceAccount:
             spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
         spec.setdefault("serviceAccount", spec["serviceAccountName"])
         account, namespace = spec["serviceAccountName"], attrs.namespace or "default"
-        if account != "default" and not await self._exists(namespace, account):
+        found = await self._account(namespace, account)
+        if account != "default" and found is None:
             raise errors.forbidden_error(
                 "pods",
                 attrs.name or "",
                 f'error looking up service account {namespace}/{account}: serviceaccount "{account}" not found',
             )
+        if self._can_issue_tokens() and token_volume.wants_token(spec, found):
+            token_volume.add_token_volume(spec)
 
-    async def _exists(self, namespace: str, account: str) -> bool:
+    def _can_issue_tokens(self) -> bool:
+        return bool(self.server.config.service_account_signing_key_file and self.server.config.service_account_issuers)
+
+    async def _account(self, namespace: str, account: str) -> dict[str, Any] | None:
         rt = registry.by_key("serviceaccounts")
         assert rt is not None
         store = self.server.store(rt)
-        if self.server.cache(rt).peek(store.key(namespace, account)) is not None:
-            return True
+        cached = self.server.cache(rt).peek(store.key(namespace, account))
+        if cached is not None:
+            return cached
         try:  # the cache may not have seen an account created a moment ago
-            await store.get(namespace, account)
+            found: dict[str, Any] = await store.get(namespace, account)
         except errors.NotFoundError:
-            return False
-        return True
+            return None
+        return found

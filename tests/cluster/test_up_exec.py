@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import ssl
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
+import yaml
 from cryptography import x509
 
 from cluster.pki import cluster_pki
@@ -66,4 +69,27 @@ def test_up_secure_with_real_pods_lets_kubectl_exec(cluster: Cluster) -> None:  
     mini = subprocess.run([sys.executable, "-m", "kubectl", "exec", "shell", "--", "sh", "-c", "exit 7"],
                           capture_output=True, text=True, env=cluster.env, cwd=REPO, timeout=60)  # fmt: skip
     assert (mini.returncode, mini.stderr) == (7, "command terminated with exit code 7\n")
-    k("delete", "pod", "shell", "--wait=false")
+
+    # the ServiceAccount admission plugin gave the pod its token volume, where in-cluster clients look
+    sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount"
+    volumes = k("get", "pod", "shell", "-o", "jsonpath={.spec.volumes[*].name}").stdout.split()
+    assert [v for v in volumes if v.startswith("kube-api-access-")], volumes
+    assert k("exec", "shell", "--", "cat", f"{sa_dir}/namespace").stdout == "default"
+    ca = cluster.data_dir / "pki" / "ca.crt"
+    assert k("exec", "shell", "--", "cat", f"{sa_dir}/ca.crt").stdout == ca.read_text()
+    token = k("exec", "shell", "--", "cat", f"{sa_dir}/token").stdout
+    clusters = yaml.safe_load(cluster.kubeconfig.read_text())["clusters"]
+    server = {c["name"]: c["cluster"] for c in clusters}["mini-k8s"]["server"]
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+
+    def whoami() -> httpx.Response:
+        return httpx.post(f"{server}/apis/authentication.k8s.io/v1/selfsubjectreviews", json=review,
+                          headers={"Authorization": f"Bearer {token}"}, timeout=10,
+                          verify=ssl.create_default_context(cafile=str(ca)))  # fmt: skip
+
+    me = whoami().json()["status"]["userInfo"]
+    assert me["username"] == "system:serviceaccount:default:default"
+    assert me["extra"]["authentication.kubernetes.io/pod-name"] == ["shell"]
+    k("delete", "pod", "shell", "--grace-period=1", "--wait=false")
+    # bound to the pod: once the pod is gone, so is the token
+    wait_for(lambda: whoami().status_code == 401, timeout=60, what="the token refused after its pod")
