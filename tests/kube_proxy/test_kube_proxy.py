@@ -240,11 +240,14 @@ def test_deleting_a_pod_mid_loop_loses_no_request(cluster: ProxyCluster) -> None
                  timeout=40, what="a ready replacement")  # fmt: skip
         wait_for(lambda: cluster.api.get(f"/api/v1/namespaces/default/pods/{victim}").status_code == 404,
                  timeout=30, what="the old pod gone")  # fmt: skip
+        # the loop asked throughout: some answers came after the old pod was gone, however fast
+        # the machine (a count of requests would measure its speed, not the proxy)
+        gone_at = sum(results.values())
+        wait_for(lambda: sum(results.values()) > gone_at + 5, timeout=20, what="answers after the old pod")
     finally:
         stop.set()
         loop.join()
     assert set(results) == {"200"}, results
-    assert results["200"] > 50, results
 
 
 def test_dump_prints_the_rules_and_stopping_removes_them(cluster: ProxyCluster) -> None:
