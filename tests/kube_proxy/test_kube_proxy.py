@@ -92,6 +92,10 @@ def test_cluster_ip_spreads_connections_over_every_ready_pod(cluster: ProxyClust
     svc = web(cluster, name)
     url = f"http://{svc['spec']['clusterIP']}/"
     wait_served(url)
+    # no readiness probe: a pod is a ready endpoint once Running, perhaps before nginx listens (as
+    # in Kubernetes); the spread is about the proxy, so wait until every pod answers on its own IP
+    for ip in ready_endpoints(cluster, name):
+        wait_served(f"http://{ip}/")
     seen = Counter(served_by(url) for _ in range(300))
     assert set(seen) == pod_names(cluster, name), seen
     assert min(seen.values()) > 30, seen  # random choice: each of 3 gets ~100; 30 is far in the tail
