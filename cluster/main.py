@@ -281,12 +281,11 @@ def certs(
 ) -> None:
     """Make the cluster's certificates and kubeconfigs for components running elsewhere, e.g. in
     docker compose (cluster/certs_command.py); files that exist are kept."""
-    import ipaddress
-
     from cluster.certs_command import CertsError, make_certs, parse_kubelet
+    from cluster.plan import kubernetes_service_ip
 
     try:
-        kubernetes_ip = str(ipaddress.ip_network(service_cluster_ip_range).network_address + 1)
+        kubernetes_ip = kubernetes_service_ip(service_cluster_ip_range)
         lines = make_certs(data_dir_path(directory), server, admin_server or server, apiserver_name or [],
                            [parse_kubelet(k) for k in kubelet or []], kubernetes_ip)  # fmt: skip
     except (CertsError, ValueError) as exc:

@@ -178,6 +178,11 @@ def check_ranges(service_cidr: str, cluster_cidr: str, nodes: int) -> str:
     return ""
 
 
+def kubernetes_service_ip(service_cidr: str) -> str:
+    """The `kubernetes` Service's ClusterIP: the first address of the range, as kube-apiserver picks it."""
+    return str(ipaddress.ip_network(service_cidr).network_address + 1)
+
+
 def cluster_dns_ip(service_cidr: str) -> str:
     """The `kube-dns` Service's address: the tenth of the Service range, as kubeadm picks it."""
     return str(ipaddress.ip_network(service_cidr).network_address + 10)

@@ -25,7 +25,6 @@ from typing import Any
 
 from api.errors import AlreadyExistsError, NotFoundError
 from client import ClientConfig, RESTClient
-from client.credentials import Credentials
 
 log = logging.getLogger("controller_manager")
 NAMESPACE = "kube-system"
@@ -49,7 +48,7 @@ class ServiceAccountClients:
         back-off) until the API server issues a token, as kube-controller-manager waits."""
         token, expires = await self._token_with_retries(account)
         # the kubeconfig's CA stays; its client certificate must not: the token is the identity
-        creds = dataclasses.replace(self.config.credentials or Credentials(), cert_file="", key_file="", token=token)
+        creds = dataclasses.replace(self.config.credentials, cert_file="", key_file="", token=token)
         sa_client = RESTClient(self.config.server, qps=self.qps, burst=self.burst, namespace=self.config.namespace,
                                user_agent=f"mini-controller-manager/{account}", credentials=creds)  # fmt: skip
         self._clients.append(sa_client)

@@ -47,14 +47,16 @@ class ServiceAccount:
             spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
         spec.setdefault("serviceAccount", spec["serviceAccountName"])
         account, namespace = spec["serviceAccountName"], attrs.namespace or "default"
-        found = await self._account(namespace, account)
+        issues_tokens = self._can_issue_tokens()
+        # looked up only when it matters: to refuse a missing named account, or for its automount
+        found = await self._account(namespace, account) if account != "default" or issues_tokens else None
         if account != "default" and found is None:
             raise errors.forbidden_error(
                 "pods",
                 attrs.name or "",
                 f'error looking up service account {namespace}/{account}: serviceaccount "{account}" not found',
             )
-        if self._can_issue_tokens() and token_volume.wants_token(spec, found):
+        if issues_tokens and token_volume.wants_token(spec, found):
             token_volume.add_token_volume(spec)
 
     def _can_issue_tokens(self) -> bool:
