@@ -55,7 +55,7 @@ def _in_namespace(key: str, *namespaces: str) -> bool:
 
 def forbidden_labels(new: dict[str, str], old: dict[str, str]) -> list[str]:
     """The added, removed or changed label keys a node may not set on itself, sorted."""
-    modified = {k for k in new.keys() | old.keys() if new.get(k) != old.get(k) or (k in new) != (k in old)}
+    modified = {k for k in new.keys() | old.keys() if new.get(k) != old.get(k)}  # a missing key reads None
     refused = set()
     for key in modified:
         if _in_namespace(key, NODE_RESTRICTION_LABELS):
