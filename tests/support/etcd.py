@@ -67,6 +67,9 @@ def _die_with_parent(cmd: list[str]) -> list[str]:
     return [setpriv, "--pdeathsig", "KILL", "--", *cmd] if setpriv else cmd
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def _free_port() -> int:
     """A port nobody listens on, from *below* the kernel's ephemeral range.
 
@@ -74,16 +77,28 @@ def _free_port() -> int:
     outgoing connections as their source port: with hundreds of client connections opening during a
     test run, one of them can take the port between our check and the server's bind (seen: etcd
     failing with "address already in use", also on a restart on its old port). Ports below the
-    range are only ever taken by listeners, so a random free one stays free."""
+    range are only ever taken by listeners, so a random free one stays free.
+
+    A port is never handed out twice by one test process: a test that asks for seven ports before
+    starting anything would otherwise, now and then, get the same free port twice (seen: `up`
+    refusing "port N is given to two components"). Each pytest-xdist worker draws from its own
+    slice of the range, so two workers never pick the same port in the same instant either."""
     low = _ephemeral_low()
+    start = max(1024, low - 12_000)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0) % workers
+    width = (low - start) // workers
     rng = random.SystemRandom()
     for _ in range(200):
-        port = rng.randrange(max(1024, low - 12_000), low)
+        port = rng.randrange(start + worker * width, start + (worker + 1) * width)
+        if port in _HANDED_OUT:
+            continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
+            _HANDED_OUT.add(port)
             return port
     raise RuntimeError("no free port below the ephemeral range")
 
