@@ -26,18 +26,36 @@ COPY . .
 # A regular install (not editable): the console scripts mini-apiserver, mini-controller-manager,
 # mini-scheduler, mini-kubelet, mini-kubectl and mini-k8s land on PATH. The project itself is always
 # built from these sources (a wheelhouse supplies dependencies and the build backend, setuptools).
+# --no-compile: pip would write bytecode for every installed file (27 MB, most of it modules no
+# component imports, such as pygments' hundreds of lexers); the final stage compiles what is used.
+# Swagger UI's source maps and ES-module bundles (7.6 MB) are left out: /docs loads only
+# swagger-ui-bundle.js, swagger-ui.css and the favicon (apiserver/openapi/docs_page.py).
 RUN if [ -d wheelhouse ]; then set -- --no-index --find-links wheelhouse; fi; \
-    pip install --root /staging "$@" .
+    pip install --no-compile --root /staging "$@" . \
+    && find /staging -path '*/swagger_ui_bundle/vendor/*' \( -name '*.map' -o -name '*es-bundle*' \) -delete
 
 FROM ${BASE_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
 COPY --from=install /staging/ /
+# Bytecode for all of mini-k8s and for the dependency modules its programs import when they start
+# (importing each program's main module with bytecode writing on); a module imported later, or a
+# dependency's module no program uses, is compiled in memory when it is needed. The image's user
+# cannot write next to the sources, so bytecode that is not made here is never cached.
+RUN PYTHONDONTWRITEBYTECODE= python -c "import compileall, importlib, pathlib; \
+programs = 'apiserver controller_manager scheduler kubelet kubectl cluster cluster_dns metrics_server kube_proxy'; \
+packages = ['api', 'client', *programs.split()]; \
+[compileall.compile_dir(str(pathlib.Path(importlib.import_module(p).__file__).parent), quiet=1) for p in packages]; \
+[importlib.import_module(p + '.main') for p in programs.split()]"
 
 # Components need no privileges; the API server's embedded store (when no etcd is given) lives
 # in /var/lib/mini-k8s, owned by this user. /var/lib/mini-k8s/cluster is where docker-compose.yml
 # mounts its `pki` volume (the certificates and kubeconfigs `mini-k8s certs` makes): a new named
 # volume takes the owner of the directory it is mounted on, so this user can write it.
+# nft, for mini-kube-proxy (docker-compose.yml's kube-proxy service): from the base image when it
+# has it (the offline base does), else from Debian's archive (python:3.11-slim is Debian).
+RUN command -v nft >/dev/null || { apt-get update && apt-get install -y --no-install-recommends nftables \
+    && rm -rf /var/lib/apt/lists/*; }
 RUN useradd --system --create-home --home-dir /var/lib/mini-k8s mini \
     && install -d -o mini -g mini -m 0755 /var/lib/mini-k8s/cluster
 USER mini
