@@ -40,20 +40,13 @@ for, which is issued again by the same CA (clients trust the CA, not the certifi
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-
 from cluster import identities
-from cluster.dns_addon import CLUSTER_DOMAIN
-from cluster.pki import CA, Pair, cluster_pki
+from cluster.pki import CA, cluster_pki, kubelet_serving, subject_alt_names
 
 COMPONENTS = ("controller-manager", "scheduler", "kube-proxy", "cluster-dns", "metrics-server")
-# cluster/pki.py's cluster_pki names, which every client inside the cluster uses
-APISERVER_DNS = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
-                 f"kubernetes.default.svc.{CLUSTER_DOMAIN}")  # fmt: skip
 CONTEXT = "mini-k8s-compose"
 
 
@@ -75,37 +68,6 @@ def parse_kubelet(value: str) -> Kubelet:
     return Kubelet(node, address or node)
 
 
-def split_names(names: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(DNS names, IP addresses) of a list that holds both."""
-    dns: list[str] = []
-    ips: list[str] = []
-    for name in names:
-        try:
-            ips.append(str(ipaddress.ip_address(name)))
-        except ValueError:
-            dns.append(name)
-    return tuple(dict.fromkeys(dns)), tuple(dict.fromkeys(ips))
-
-
-def _sans(path: Path) -> set[str]:
-    cert = x509.load_pem_x509_certificate(path.read_bytes())
-    try:
-        ext = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except x509.ExtensionNotFound:
-        return set()
-    return {*ext.get_values_for_type(x509.DNSName), *(str(ip) for ip in ext.get_values_for_type(x509.IPAddress))}
-
-
-def serving(ca: CA, name: str, cn: str, dns: tuple[str, ...], ips: tuple[str, ...]) -> Pair:
-    """`<name>.crt/.key`, a serving certificate for `dns` and `ips`: kept when it names them all,
-    issued again (same CA) when one is missing."""
-    cert, key = ca.dir / f"{name}.crt", ca.dir / f"{name}.key"
-    if cert.exists() and key.exists() and not {*dns, *ips} <= _sans(cert):
-        cert.unlink()
-        key.unlink()
-    return ca.issue(name, cn=cn, server=True, dns=dns, ips=ips)
-
-
 def make_certs(
     directory: Path, server: str, admin_server: str, apiserver_names: list[str], kubelets: list[Kubelet],
     kubernetes_service_ip: str,
@@ -114,19 +76,15 @@ def make_certs(
     pki = directory / "pki"
     try:
         pki.mkdir(parents=True, exist_ok=True)
-        ca = CA(pki)
+        CA(pki)
     except PermissionError as exc:
         raise CertsError(f"cannot write in {directory}: {exc.strerror} (the user running this must own it)") from None
-    extra_dns, extra_ips = split_names(apiserver_names)
-    # the API server's certificate first, with the extra names: cluster_pki keeps a file that exists
-    serving(ca, "apiserver", "kube-apiserver", tuple(dict.fromkeys((*APISERVER_DNS, *extra_dns))),
-            tuple(dict.fromkeys(("127.0.0.1", kubernetes_service_ip, *extra_ips))))  # fmt: skip
-    made = cluster_pki(pki, kubernetes_service_ip)
-    lines = [f"CA {made.ca.cert}", f"API server {made.apiserver.cert}: {', '.join(sorted(_sans(made.apiserver.cert)))}"]
+    made = cluster_pki(pki, kubernetes_service_ip, tuple(apiserver_names))
+    sans = ", ".join(sorted(subject_alt_names(made.apiserver.cert)))
+    lines = [f"CA {made.ca.cert}", f"API server {made.apiserver.cert}: {sans}"]
     for kubelet in kubelets:
-        dns, ips = split_names([kubelet.node, kubelet.address, "localhost", "127.0.0.1"])
-        pair = serving(ca, f"kubelet-{kubelet.node}", f"system:node:{kubelet.node}", dns, ips)
-        lines.append(f"kubelet {kubelet.node} {pair.cert}: {', '.join(sorted(_sans(pair.cert)))}")
+        pair = kubelet_serving(pki, kubelet.node, kubelet.address)
+        lines.append(f"kubelet {kubelet.node} {pair.cert}: {', '.join(sorted(subject_alt_names(pair.cert)))}")
     for identity in (*COMPONENTS, *(f"kubelet-{k.node}" for k in kubelets)):
         path = identities.kubeconfig(directory, server, identity)
         lines.append(f"{identity}: {path} ({identities.subject(identity)[0]})")

@@ -12,7 +12,9 @@ writes into `<data-dir>/pki/` (and what the tests use for their secure servers).
     kubelet-<node>.crt/.key   each kubelet's serving certificate, for its node's address and name
                               (the kubelets verify callers against ca.crt: --client-ca-file)
 
-Files that exist are kept (a second `up` finds the same CA, so old kubeconfigs keep working).
+Files that exist are kept (a second `up` finds the same CA, so old kubeconfigs keep working),
+except a serving certificate that lacks a name it is now asked for: that one is issued again by the
+same CA (clients trust the CA, not the certificate).
 Keys are EC P-256, certificates valid for a year: a classroom cluster, not a production one.
 """
 
@@ -105,6 +107,38 @@ class CA:
         write_key(pair.key, key)
         return pair
 
+    def serving(self, name: str, *, cn: str, names: tuple[str, ...]) -> Pair:
+        """A serving certificate for `names`, each a DNS name or an IP address: kept when it names
+        them all, issued again when one is missing (a container renamed, another address)."""
+        dns, ips = split_names(names)
+        pair = Pair(self.dir / f"{name}.crt", self.dir / f"{name}.key")
+        if pair.cert.exists() and pair.key.exists() and not {*dns, *ips} <= subject_alt_names(pair.cert):
+            pair.cert.unlink()
+            pair.key.unlink()
+        return self.issue(name, cn=cn, server=True, dns=dns, ips=ips)
+
+
+def split_names(names: tuple[str, ...] | list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(DNS names, IP addresses) of a list that holds both, each once, in order."""
+    dns: list[str] = []
+    ips: list[str] = []
+    for name in names:
+        try:
+            ips.append(str(ipaddress.ip_address(name)))
+        except ValueError:
+            dns.append(name)
+    return tuple(dict.fromkeys(dns)), tuple(dict.fromkeys(ips))
+
+
+def subject_alt_names(path: Path) -> set[str]:
+    """The DNS names and IP addresses a certificate file is for."""
+    cert = x509.load_pem_x509_certificate(path.read_bytes())
+    try:
+        ext = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return set()
+    return {*ext.get_values_for_type(x509.DNSName), *(str(ip) for ip in ext.get_values_for_type(x509.IPAddress))}
+
 
 @dataclass
 class ClusterPKI:
@@ -115,11 +149,19 @@ class ClusterPKI:
     kubelet_client: Pair
 
 
-def cluster_pki(directory: Path, kubernetes_service_ip: str = "10.96.0.1") -> ClusterPKI:
+# the names every client inside the cluster reaches the API server by
+APISERVER_NAMES = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+                   "kubernetes.default.svc.cluster.local", "127.0.0.1")  # fmt: skip
+
+
+def cluster_pki(
+    directory: Path, kubernetes_service_ip: str = "10.96.0.1", apiserver_names: tuple[str, ...] = ()
+) -> ClusterPKI:
+    """The CA and the control plane's files; `apiserver_names`: more names or addresses of the API
+    server (docker compose's `apiserver`)."""
     ca = CA(directory)
-    dns = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
-           "kubernetes.default.svc.cluster.local")  # fmt: skip
-    serving = ca.issue("apiserver", cn="kube-apiserver", server=True, dns=dns, ips=("127.0.0.1", kubernetes_service_ip))
+    names = (*APISERVER_NAMES, kubernetes_service_ip, *apiserver_names)
+    serving = ca.serving("apiserver", cn="kube-apiserver", names=names)
     admin = ca.issue("admin", cn="kubernetes-admin", groups=("system:masters",))
     kubelet_client = ca.issue(KUBELET_CLIENT, cn="kube-apiserver-kubelet-client", groups=("system:masters",))
     sa_key = directory / "sa.key"
@@ -132,8 +174,7 @@ KUBELET_CLIENT = "apiserver-kubelet-client"
 
 
 def kubelet_serving(directory: Path, node: str, address: str) -> Pair:
-    """`kubelet-<node>.crt/.key`: the node's kubelet serves HTTPS with it (SANs: its address, its
-    name, localhost). Made on first use, kept after, like every file here."""
-    ips = tuple(dict.fromkeys([address, "127.0.0.1"]))
-    return CA(directory).issue(f"kubelet-{node}", cn=f"system:node:{node}", server=True,
-                               dns=(node, "localhost"), ips=ips)  # fmt: skip
+    """`kubelet-<node>.crt/.key`: the node's kubelet serves HTTPS with it (SANs: its name, its
+    address — an IP or a DNS name — localhost and 127.0.0.1)."""
+    names = (node, address, "localhost", "127.0.0.1")
+    return CA(directory).serving(f"kubelet-{node}", cn=f"system:node:{node}", names=names)
