@@ -270,7 +270,7 @@ def _install_routes(app: FastAPI) -> None:
     @app.get("/api/", include_in_schema=False)
     async def api_versions(request: Request) -> Response:
         cfg: ServerConfig = request.app.state.server.config
-        return discovery.api_versions(f"{cfg.advertise_address}:{cfg.port}")
+        return discovery.api_versions(f"{cfg.advertise_address}:{cfg.advertise_port}")
 
     @app.get("/apis", include_in_schema=False)
     @app.get("/apis/", include_in_schema=False)

@@ -5,6 +5,8 @@ Kept apart from `main.py` so tests and the app factory can build a server withou
 
 from __future__ import annotations
 
+import functools
+import socket
 from dataclasses import dataclass, field
 
 
@@ -52,6 +54,34 @@ class ServerConfig:
     kubelet_client_key: str = ""
     kubelet_certificate_authority: str = ""
 
+    advertise_address_flag: str = ""  # --advertise-address
+
     @property
     def advertise_address(self) -> str:
-        return "127.0.0.1" if self.bind_address in ("0.0.0.0", "::") else self.bind_address
+        """Where members of the cluster reach this server (the `kubernetes` Service's endpoint), as
+        kube-apiserver chooses it: --advertise-address, else the bind address, else (bound to every
+        address) the address of the interface with the default route — a container's own address
+        in docker compose — and loopback when there is none."""
+        if self.advertise_address_flag:
+            return self.advertise_address_flag
+        if self.bind_address not in ("0.0.0.0", "::", ""):
+            return self.bind_address
+        return default_interface_address()
+
+    @property
+    def advertise_port(self) -> int:
+        """The port behind the `kubernetes` Service: the HTTPS one when there is HTTPS (in-cluster
+        clients speak TLS to 10.96.0.1:443), else the plain one."""
+        return self.secure_port if self.secure_port and self.tls_cert_file else self.port
+
+
+@functools.cache
+def default_interface_address() -> str:
+    """The source address the kernel picks for an outside destination (a UDP connect sends
+    nothing); 127.0.0.1 without a default route."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: never a real host
+            return str(probe.getsockname()[0])
+        except OSError:
+            return "127.0.0.1"

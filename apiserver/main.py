@@ -38,6 +38,14 @@ def run(
         ),
     ] = "normal",
     bind_address: Annotated[str, typer.Option("--bind-address")] = "127.0.0.1",
+    advertise_address: Annotated[
+        str,
+        typer.Option(
+            "--advertise-address",
+            help="The address the `kubernetes` Service leads to [the bind address; with 0.0.0.0 the "
+            "default route's interface].",
+        ),
+    ] = "",
     port: Annotated[int, typer.Option("--port")] = 8080,
     service_cluster_ip_range: Annotated[str, typer.Option("--service-cluster-ip-range")] = "10.96.0.0/12",
     service_node_port_range: Annotated[str, typer.Option("--service-node-port-range")] = "30000-32767",
@@ -123,6 +131,7 @@ def run(
         etcd_request_timeout=etcd_request_timeout,
         sqlite_synchronous=sqlite_synchronous,
         bind_address=bind_address,
+        advertise_address_flag=advertise_address,
         port=port,
         service_cluster_ip_range=service_cluster_ip_range,
         service_node_port_range=service_node_port_range,

@@ -111,7 +111,7 @@ class APIServer:
         for ns in SYSTEM_NAMESPACES:
             await self.ensure(ns_rt, None, {"metadata": {"name": ns}})
         first_ip = str(next(ipaddress.ip_network(self.config.service_cluster_ip_range).hosts()))
-        port = {"name": "https", "port": 443, "protocol": "TCP", "targetPort": self.config.port}
+        port = {"name": "https", "port": 443, "protocol": "TCP", "targetPort": self.config.advertise_port}
         await self.ensure(
             svc_rt,
             "default",
@@ -132,7 +132,7 @@ class APIServer:
                 "subsets": [
                     {
                         "addresses": [{"ip": self.config.advertise_address}],
-                        "ports": [{"name": "https", "port": self.config.port, "protocol": "TCP"}],
+                        "ports": [{"name": "https", "port": self.config.advertise_port, "protocol": "TCP"}],
                     }
                 ],
             },
@@ -140,6 +140,33 @@ class APIServer:
 
         await self._label_skip_mirror(ep_rt)
         await self._bootstrap_discovery_and_priorities()
+
+    async def _reconcile_own_endpoints(self, svc_rt: ResourceType, ep_rt: ResourceType, slice_rt: ResourceType) -> None:
+        """The `kubernetes` Service leads to this server as it runs now: a restart with another
+        address or port (HTTPS added, the plain port dropped) rewrites the target port, the
+        Endpoints and the EndpointSlice that an earlier start created — kube-apiserver's endpoint
+        reconciler does the same."""
+        from apiserver.handlers.update import update_object
+
+        address, port = self.config.advertise_address, self.config.advertise_port
+
+        def service(old: dict[str, Any]) -> dict[str, Any]:
+            ports = [{**p, "targetPort": port} if p.get("name") == "https" else p
+                     for p in old["spec"].get("ports") or []]  # fmt: skip
+            return {**old, "spec": {**old["spec"], "ports": ports}}
+
+        def endpoints(old: dict[str, Any]) -> dict[str, Any]:
+            subset = {"addresses": [{"ip": address}], "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}
+            return {**old, "subsets": [subset]}
+
+        def endpoint_slice(old: dict[str, Any]) -> dict[str, Any]:
+            return {**old, "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+                    "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}  # fmt: skip
+
+        for rt, change in ((svc_rt, service), (ep_rt, endpoints), (slice_rt, endpoint_slice)):
+            current = await self.store(rt).get("default", "kubernetes")
+            if change(current) != current:
+                await update_object(self, rt, "default", "kubernetes", change)
 
     async def _label_skip_mirror(self, ep_rt: ResourceType) -> None:
         """As kube-apiserver's: the `kubernetes` slice is written below, so its Endpoints carry
@@ -158,9 +185,9 @@ class APIServer:
     async def _bootstrap_discovery_and_priorities(self) -> None:
         """The `kubernetes` Service's EndpointSlice (what kube-proxy and `kubectl describe svc`
         read) and the two built-in PriorityClasses, as kube-apiserver creates them."""
-        slice_rt, pc_rt = (registry.by_key(k) for k in ("endpointslices.discovery.k8s.io",
-                                                         "priorityclasses.scheduling.k8s.io"))
-        assert slice_rt and pc_rt
+        svc_rt, ep_rt, slice_rt, pc_rt = (registry.by_key(k) for k in (
+            "services", "endpoints", "endpointslices.discovery.k8s.io", "priorityclasses.scheduling.k8s.io"))
+        assert svc_rt and ep_rt and slice_rt and pc_rt
         await self.ensure(
             slice_rt,
             "default",
@@ -169,9 +196,10 @@ class APIServer:
                              "labels": {"kubernetes.io/service-name": "kubernetes"}},
                 "addressType": "IPv4",
                 "endpoints": [{"addresses": [self.config.advertise_address], "conditions": {"ready": True}}],
-                "ports": [{"name": "https", "port": self.config.port, "protocol": "TCP"}],
+                "ports": [{"name": "https", "port": self.config.advertise_port, "protocol": "TCP"}],
             },
         )
+        await self._reconcile_own_endpoints(svc_rt, ep_rt, slice_rt)
         for name, value, description in SYSTEM_PRIORITY_CLASSES:
             await self.ensure(pc_rt, None, {"metadata": {"name": name}, "value": value, "description": description})
 
