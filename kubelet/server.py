@@ -21,13 +21,15 @@ today's open logs and metrics where no TLS is configured, but never runs a comma
 does not know):
   - exec and attach need HTTPS with a client certificate verified against --client-ca-file
     (refused with 403 naming the flags when the kubelet has none, 401 when the caller sends none);
-    /containerLogs needs one too once a --client-ca-file is given; /healthz, /metrics and the
-    resource usage endpoints stay open (the cluster's readiness checks and metrics-server scrape them);
+    once a --client-ca-file is given, so do /containerLogs, /metrics, /metrics/resource and
+    /stats/summary (metrics-server presents its own certificate: --kubelet-certificate-authority);
+    /healthz stays open for the readiness checks;
   - the certificate's CN is the user and its O the groups; --authorization-mode Webhook then asks
     the API server with a SubjectAccessReview, with the attributes Kubernetes' kubelet uses: resource
-    `nodes`, subresource `proxy`, name = the pod's node, verb from the HTTP method (`get` for the
-    logs) — except that exec and attach always need `create`: Kubernetes derives `get` from the
-    WebSocket's GET there, which lets a read-only `nodes/proxy` grant run commands.
+    `nodes`, subresource `metrics` for /metrics…, `stats` for /stats/…, `proxy` for the rest, name =
+    the pod's node (the `?node=` one for metrics), verb from the HTTP method (`get` for the logs) —
+    except that exec and attach always need `create`: Kubernetes derives `get` from the WebSocket's
+    GET there, which lets a read-only `nodes/proxy` grant run commands.
 One port serves both protocols: the first byte of a connection tells a TLS handshake (0x16) from
 an HTTP request, so the readiness checks and scrapers that speak plain HTTP keep working.
 """
@@ -41,6 +43,7 @@ import ssl
 from asyncio import sslproto
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
 
 import uvicorn
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
@@ -146,6 +149,18 @@ def build_app(kubelet: Kubelet) -> Starlette:
 
 
 STREAMING = ("/exec/", "/attach/")  # always need a verified client certificate
+
+
+def protected_subresource(path: str) -> str | None:
+    """The `nodes/<subresource>` a path needs once the kubelet has a --client-ca-file (Kubernetes'
+    kubelet maps its paths the same way); None for what stays open (/healthz)."""
+    if path == "/metrics" or path.startswith("/metrics/"):
+        return "metrics"
+    if path.startswith("/stats/"):
+        return "stats"
+    if path.startswith(("/containerLogs/", *STREAMING)):
+        return "proxy"
+    return None
 NO_CA = ("this kubelet runs commands only for callers it authenticates: start it with --tls-cert-file, "
          "--tls-private-key-file and --client-ca-file (mini-k8s up --secure does), and give the API server "
          "--kubelet-client-certificate and --kubelet-client-key")  # fmt: skip
@@ -173,7 +188,8 @@ class Guard:
         path: str = scope["path"]
         cfg = self.kubelet.config
         streaming_call = path.startswith(STREAMING)
-        if not streaming_call and not (cfg.client_ca_file and path.startswith("/containerLogs/")):
+        subresource = protected_subresource(path)
+        if not streaming_call and not (cfg.client_ca_file and subresource):
             return None
         if not cfg.client_ca_file:
             return 403, NO_CA
@@ -187,18 +203,23 @@ class Guard:
         method = scope.get("method", "GET")
         verb = "create" if streaming_call else {"POST": "create", "PUT": "update", "PATCH": "patch",
                                                  "DELETE": "delete"}.get(method, "get")  # fmt: skip
-        node = self._node_of(path)
+        node = self._node_of(path, scope)
+        attributes = f"user={user}, verb={verb}, resource=nodes, subresource={subresource}"
         try:
-            allowed = await self._review(user, groups, verb, node)
+            allowed = await self._review(user, groups, verb, node, str(subresource))
         except Exception as exc:  # noqa: BLE001 - no answer is no permission
             log.warning("SubjectAccessReview for %s failed: %s", user, exc)
-            return 500, f"Authorization error (user={user}, verb={verb}, resource=nodes, subresource=proxy)"
+            return 500, f"Authorization error ({attributes})"
         if not allowed:
-            return 403, f"Forbidden (user={user}, verb={verb}, resource=nodes, subresource=proxy)"
+            return 403, f"Forbidden ({attributes})"
         return None
 
-    def _node_of(self, path: str) -> str:
-        """The node of the pod the path names (several simulated nodes may share this process)."""
+    def _node_of(self, path: str, scope: Scope) -> str:
+        """The node the call is about (several simulated nodes may share this process): the pod's
+        node, or the one `?node=` names for the metrics."""
+        asked = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("node")
+        if asked and asked[0] in self.kubelet.node_names:
+            return asked[0]
         parts = path.split("/")
         if len(parts) >= 4:
             pod = self.kubelet.pods.get(f"{parts[2]}/{parts[3]}")
@@ -206,11 +227,11 @@ class Guard:
                 return str(pod["spec"]["nodeName"])
         return self.kubelet.node_names[0]
 
-    async def _review(self, user: str, groups: list[str], verb: str, node: str) -> bool:
+    async def _review(self, user: str, groups: list[str], verb: str, node: str, subresource: str) -> bool:
         review = {
             "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
             "spec": {"user": user, "groups": groups, "resourceAttributes": {
-                "verb": verb, "version": "v1", "resource": "nodes", "subresource": "proxy", "name": node}},
+                "verb": verb, "version": "v1", "resource": "nodes", "subresource": subresource, "name": node}},
         }  # fmt: skip
         answer = await self.kubelet.client.raw("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews",
                                                body=review)  # fmt: skip

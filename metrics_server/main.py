@@ -5,7 +5,8 @@
 The role kubernetes-sigs/metrics-server plays: the first half of the resource metrics pipeline
 (kubelets -> metrics-server -> API server aggregation -> `kubectl top` and the HPA controller).
 It talks to the API server only through client/ (informers on Nodes and Pods: where the kubelets
-are, and the labels that selectors match), to kubelets over plain HTTP, and keeps only the last two
+are, and the labels that selectors match), to kubelets over HTTPS as itself when given
+--kubelet-certificate-authority (else plain HTTP: scraper.py), and keeps only the last two
 points of everything in memory (storage.py). Started before any scrape it is live but not ready;
 ready once the caches have synced and the first scrape cycle is done.
 
@@ -31,8 +32,9 @@ import typer
 from api import cmdline
 from api.duration import parse_duration
 from client import SharedInformerFactory, new_client
+from client.kubeconfig import client_config
 from metrics_server import server
-from metrics_server.scraper import Scraper
+from metrics_server.scraper import Scraper, kubelet_tls
 from metrics_server.storage import Storage
 
 log = logging.getLogger("metrics_server")
@@ -47,6 +49,9 @@ class Options:
     port: int
     metric_resolution: float
     kubelet_request_timeout: float
+    kubelet_certificate_authority: str = ""
+    kubelet_client_certificate: str = ""
+    kubelet_client_key: str = ""
 
 
 @app.command()
@@ -61,6 +66,22 @@ def run(
     kubelet_request_timeout: Annotated[
         str, typer.Option("--kubelet-request-timeout", help="Give up on a kubelet after this long.")
     ] = "10s",
+    kubelet_certificate_authority: Annotated[
+        str,
+        typer.Option(
+            "--kubelet-certificate-authority",
+            help="Scrape kubelets over HTTPS, their serving certificates checked against this CA file.",
+        ),
+    ] = "",
+    kubelet_client_certificate: Annotated[
+        str,
+        typer.Option(
+            "--kubelet-client-certificate", help="The client certificate for kubelets [the kubeconfig's]."
+        ),
+    ] = "",
+    kubelet_client_key: Annotated[
+        str, typer.Option("--kubelet-client-key", help="Its key [the kubeconfig's].")
+    ] = "",
     verbosity: Annotated[int, typer.Option("-v", "--v", help="Log verbosity (0-4).")] = 0,
 ) -> None:
     try:
@@ -71,6 +92,9 @@ def run(
             port=port,
             metric_resolution=parse_duration(metric_resolution),
             kubelet_request_timeout=parse_duration(kubelet_request_timeout),
+            kubelet_certificate_authority=kubelet_certificate_authority,
+            kubelet_client_certificate=kubelet_client_certificate,
+            kubelet_client_key=kubelet_client_key,
         )
         if options.metric_resolution <= 0:
             raise ValueError("--metric-resolution must be positive")
@@ -95,12 +119,16 @@ async def _main(options: Options) -> int:
 
 
 async def _serve(options: Options) -> None:
+    config = client_config(options.kubeconfig or None, master=options.master or None)
     client = new_client(options.kubeconfig or None, master=options.master or None, user_agent="mini-metrics-server")
     factory = SharedInformerFactory(client)
     nodes = factory.informer_for("nodes")
     pods = factory.informer_for("pods")
     storage = Storage(options.metric_resolution)
-    scraper = Scraper(nodes, storage, options.metric_resolution, options.kubelet_request_timeout)
+    tls = kubelet_tls(options.kubelet_certificate_authority,
+                      options.kubelet_client_certificate or config.credentials.cert_file,
+                      options.kubelet_client_key or config.credentials.key_file)  # fmt: skip
+    scraper = Scraper(nodes, storage, options.metric_resolution, options.kubelet_request_timeout, tls)
     synced = False
     scraping: asyncio.Task[None] | None = None
 

@@ -2,7 +2,7 @@
 
     ┌─ tick ──────────────────────────────────────────────────────────────────────────┐
     │ nodes informer ─▶ for each Node, concurrently:                                    │
-    │                     GET http://<address>:<kubelet port>/metrics/resource?node=<name>│
+    │                     GET http(s)://<address>:<kubelet port>/metrics/resource?node=<name>│
     │                     (timeout --kubelet-request-timeout) ─▶ decode.py ─▶ a batch     │
     │                   merge the batches ─▶ storage.store() (storage.py)                 │
     └──────────────────────────────────────────────────────────────────────────────────┘
@@ -16,12 +16,20 @@ Where a kubelet is: the Node's first InternalIP (else ExternalIP, else Hostname)
 status.addresses, and the port in status.daemonEndpoints.kubeletEndpoint.Port (upstream's
 --kubelet-use-node-status-port; 10250 when the kubelet reported none). `?node=` is mini-k8s':
 one mini-kubelet process may host many simulated nodes on one port (kubelet/resourcemetrics.py).
+
+HTTPS or not: with --kubelet-certificate-authority, as upstream always does, over HTTPS, the
+kubelet's serving certificate checked against that CA and metrics-server's client certificate
+presented (--kubelet-client-certificate/--kubelet-client-key, else the one of its kubeconfig, as
+upstream falls back to its API credentials); the kubelet then asks the API server whether this
+user may `get nodes/metrics`. Without it, plain HTTP: mini-k8s' kubelets without a client CA keep
+their metrics open.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from typing import Any
 
@@ -37,7 +45,17 @@ ADDRESS_TYPES = ("InternalIP", "ExternalIP", "Hostname")
 DEFAULT_KUBELET_PORT = 10250
 
 
-def kubelet_url(node: dict[str, Any]) -> str | None:
+def kubelet_tls(ca_file: str, cert_file: str, key_file: str) -> ssl.SSLContext | None:
+    """How to reach kubelets over HTTPS (see the module docstring); None: plain HTTP."""
+    if not ca_file:
+        return None
+    context = ssl.create_default_context(cafile=ca_file)
+    if cert_file:
+        context.load_cert_chain(cert_file, key_file or None)
+    return context
+
+
+def kubelet_url(node: dict[str, Any], scheme: str = "http") -> str | None:
     status = node.get("status") or {}
     addresses = status.get("addresses") or []
     address = next((a.get("address") for t in ADDRESS_TYPES for a in addresses if a.get("type") == t), None)
@@ -45,15 +63,18 @@ def kubelet_url(node: dict[str, Any]) -> str | None:
         return None
     port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port") or DEFAULT_KUBELET_PORT
     host = f"[{address}]" if ":" in address else address
-    return f"http://{host}:{port}/metrics/resource"
+    return f"{scheme}://{host}:{port}/metrics/resource"
 
 
 class Scraper:
-    def __init__(self, nodes: Informer, storage: Storage, resolution: float, timeout: float) -> None:
+    def __init__(
+        self, nodes: Informer, storage: Storage, resolution: float, timeout: float, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.nodes = nodes
         self.storage = storage
         self.resolution = resolution
-        self.http = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=64))
+        self.scheme = "https" if tls is not None else "http"
+        self.http = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=64), verify=tls or True)
         self.cycles = 0  # completed ticks
         self.last_tick = 0.0  # when the newest tick started (time.time())
         self.last_done = 0.0  # when the newest completed tick ended
@@ -83,7 +104,7 @@ class Scraper:
 
     async def scrape(self, node: dict[str, Any]) -> MetricsBatch | None:
         name = node["metadata"]["name"]
-        url = kubelet_url(node)
+        url = kubelet_url(node, self.scheme)
         if url is None:
             log.warning("failed to scrape node %s: it reports no address", name)
             return None

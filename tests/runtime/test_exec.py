@@ -265,6 +265,38 @@ def test_the_kubelet_refuses_exec_without_a_client_certificate(secure: Secure, p
     assert httpx.get(f"http://127.0.0.1:{secure.kubelet_port}/healthz").text == "ok"
 
 
+def test_the_kubelets_metrics_need_a_certificate_whose_user_may_get_nodes_metrics(secure: Secure, pod: str) -> None:
+    """Once a kubelet has a client CA, its metrics are Kubernetes' `nodes/metrics` (metrics-server
+    scrapes them with its own certificate: --kubelet-certificate-authority); /healthz stays open."""
+    url = f"https://127.0.0.1:{secure.kubelet_port}/metrics/resource?node={secure.node}"
+
+    def tls_as(name: str) -> ssl.SSLContext:
+        pair = secure.ca.issue(name, cn=name)
+        context = ssl.create_default_context(cafile=str(secure.ca.pair.cert))
+        context.load_cert_chain(pair.cert, pair.key)
+        return context
+
+    assert httpx.get(url.replace("https", "http")).status_code == 401  # plain HTTP: no certificate
+    refused = httpx.get(url, verify=tls_as("stranger"))
+    assert (refused.status_code, refused.text) == (
+        403, "Forbidden (user=stranger, verb=get, resource=nodes, subresource=metrics)")  # fmt: skip
+    for kind, body in (
+        ("clusterroles", {"metadata": {"name": "scrape-kubelets"},
+                          "rules": [{"apiGroups": [""], "resources": ["nodes/metrics"], "verbs": ["get"]}]}),
+        ("clusterrolebindings", {"metadata": {"name": "scrape-kubelets"},
+                                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                             "name": "scrape-kubelets"},
+                                 "subjects": [{"kind": "User", "name": "scraper",
+                                               "apiGroup": "rbac.authorization.k8s.io"}]}),
+    ):  # fmt: skip
+        secure.api.post(f"/apis/rbac.authorization.k8s.io/v1/{kind}", json=body).raise_for_status()
+    allowed = httpx.get(url, verify=tls_as("scraper"))
+    assert allowed.status_code == 200 and "node_cpu_usage_seconds_total" in allowed.text, allowed.text[:300]
+    assert httpx.get(f"http://127.0.0.1:{secure.kubelet_port}/healthz").text == "ok"
+    # a kubelet without a client CA keeps its metrics open (the plain clusters' metrics-server)
+    assert httpx.get(f"http://127.0.0.1:{secure.plain_kubelet_port}/metrics/resource").status_code == 200
+
+
 def test_exec_through_the_api_server_errors(secure: Secure, pod: str) -> None:
     missing = secure.kubectl("exec", "no-such-pod", "--", "true")
     assert (missing.returncode, missing.stderr) == (1, 'Error from server (NotFound): pods "no-such-pod" not found\n')
