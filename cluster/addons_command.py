@@ -6,8 +6,12 @@ run elsewhere — docker compose, one container each — something must do the s
 addresses, once the API server answers: that is this command, run by compose as a one-shot service,
 the role of `kubeadm init phase addon` in a kubeadm cluster:
 
-    mini-k8s addons --master http://apiserver:8080 \\
+    mini-k8s addons --kubeconfig /var/lib/mini-k8s/cluster/admin.conf --master https://apiserver:6443 \\
         --cluster-dns cluster-dns:10053 --metrics-server metrics-server:10260
+
+It talks to the API server as the kubeconfig's user (compose gives it `admin.conf`, whose server is
+the host's address of the API server, so `--master` names the one the containers use), or, with
+`--master` alone, through a plain port.
 
 Endpoints hold IP addresses, never names, so each HOST is looked up (in compose, Docker's DNS
 answers with the container's address). Running it again is harmless: the objects are brought to
@@ -22,6 +26,7 @@ import time
 
 from api.errors import StatusError
 from client import ConnectionFailed
+from client.kubeconfig import ClientConfig
 from cluster.addons import ensure_addons
 from cluster.plan import cluster_dns_ip
 from cluster.readiness import Prober
@@ -49,7 +54,7 @@ def ipv4_addresses(host: str) -> tuple[str, ...]:
 
 
 async def install(
-    master: str, cluster_dns: str, metrics_server: str, service_cluster_ip_range: str, wait: float
+    client: ClientConfig, cluster_dns: str, metrics_server: str, service_cluster_ip_range: str, wait: float
 ) -> list[str]:
     """Wait for the API server (up to `wait` seconds), then create or update the add-on objects."""
     dns = None
@@ -60,7 +65,8 @@ async def install(
     if metrics_server:
         host, ms_port = split_target("--metrics-server", metrics_server)
         ms_addresses = ipv4_addresses(host)
-    prober = Prober(master)
+    master = client.server
+    prober = Prober(master, client.credentials)
     try:
         deadline = time.monotonic() + wait
         while True:

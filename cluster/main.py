@@ -4,7 +4,7 @@
     mini-k8s up -d --nodes 5         # in the background; PIDs in .mini-k8s/run/
     mini-k8s status
     mini-k8s down
-    mini-k8s addons --master http://apiserver:8080 --cluster-dns cluster-dns:10053   # docker compose's one-shot
+    mini-k8s addons --kubeconfig admin.conf --master https://apiserver:6443 --cluster-dns cluster-dns:10053   # compose
     mini-k8s certs --dir /var/lib/mini-k8s/cluster --server https://apiserver:6443 --kubelet kubelet-1   # another
 
 Timing flags (`--node-monitor-grace-period 10s`, `--node-status-update-frequency 2s`, …) are
@@ -55,7 +55,14 @@ def up(
     ] = "",
     etcd_prefix: Annotated[str, typer.Option("--etcd-prefix", help="Key prefix in etcd.")] = "",
     nodes: Annotated[int, typer.Option("--nodes", min=0, help="Kubelet processes, one node each.")] = 3,
-    port: Annotated[int, typer.Option("--port", help="API server port.")] = 8080,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            "--port",
+            help="The API server's plain HTTP port: no authentication, no authorization [8080; with --secure "
+            "none unless given].",
+        ),
+    ] = None,
     bind_address: Annotated[str, typer.Option("--bind-address", help="API server address.")] = "127.0.0.1",
     secure: Annotated[
         bool, typer.Option("--secure", help="HTTPS, certificates and RBAC; the kubeconfig gets an admin certificate.")
@@ -145,16 +152,21 @@ def up(
         metric_resolution = metric_resolution or p.metric_resolution
     if runtime not in ("simulated", "process"):
         _fail(f"invalid --runtime {runtime!r}: must be simulated or process")
+    if port is None:  # the plain port bypasses authentication: a secure cluster has it only when asked
+        port = 0 if secure else 8080
+    elif not port and not secure:
+        _fail("--port 0 leaves the API server no port: give --secure for HTTPS, or a port")
     problem = check_ranges(service_cluster_ip_range, cluster_cidr, nodes)
     if problem:
         _fail(f"invalid address ranges: {problem}")
     path = data_dir_path(data_dir)
     _refuse_if_running(path)
     wanted = [
-        ("--port", port, "the API server", bind_address),
         ("--controller-manager-port", controller_manager_port, "the controller-manager", "127.0.0.1"),
         ("--scheduler-port", scheduler_port, "the scheduler", "127.0.0.1"),
     ]
+    if port:
+        wanted.insert(0, ("--port", port, "the API server", bind_address))
     if secure:
         wanted.append(("--secure-port", secure_port, "the API server's HTTPS", bind_address))
     if dns_port:
@@ -230,7 +242,12 @@ def down(
 
 @app.command()
 def addons(
-    master: Annotated[str, typer.Option("--master", help="The API server's address.")] = "http://127.0.0.1:8080",
+    master: Annotated[
+        str, typer.Option("--master", help="The API server's address [the kubeconfig's, else http://127.0.0.1:8080].")
+    ] = "",
+    kubeconfig: Annotated[
+        str, typer.Option("--kubeconfig", help="Whose credentials (and which server, unless --master) to use.")
+    ] = "",
     cluster_dns: Annotated[
         str, typer.Option("--cluster-dns", metavar="HOST:PORT", help="Where the cluster DNS listens: kube-dns.")
     ] = "",
@@ -245,12 +262,16 @@ def addons(
     """Create the add-on objects (default StorageClass, kube-dns, the metrics API) for components
     running elsewhere, e.g. in docker compose (cluster/addons_command.py)."""
     from api.duration import parse_duration
+    from client.kubeconfig import ClientConfig, ConfigError, client_config
     from cluster.addons_command import AddonError, install
 
     try:
-        lines = asyncio.run(install(master, cluster_dns, metrics_server, service_cluster_ip_range,
+        client = client_config(kubeconfig, master=master or None) if kubeconfig else ClientConfig(
+            master or "http://127.0.0.1:8080"
+        )
+        lines = asyncio.run(install(client, cluster_dns, metrics_server, service_cluster_ip_range,
                                     parse_duration(wait)))  # fmt: skip
-    except (AddonError, ValueError) as exc:
+    except (AddonError, ConfigError, ValueError) as exc:
         _fail(str(exc))
     for line in lines:
         typer.echo(line if line.startswith("!") else f"✓ {line}")
@@ -310,16 +331,16 @@ def status(data_dir: DataDir = "./.mini-k8s") -> None:
         )
     from cluster.readiness import node_ready
 
-    nodes = asyncio.run(_nodes(state.server))
+    nodes = asyncio.run(_nodes(state.server, path))
     typer.echo(f"\nAPI server {state.server}: {len(nodes)} node(s)")
     for n in nodes:
         typer.echo(f"  {n['metadata']['name']:<22}{'Ready' if node_ready(n) else 'NotReady'}")
 
 
-async def _nodes(server: str) -> list[dict[str, Any]]:
-    from cluster.readiness import Prober
+async def _nodes(server: str, data_dir: Path) -> list[dict[str, Any]]:
+    from cluster.readiness import Prober, admin_credentials
 
-    prober = Prober(server)
+    prober = Prober(server, admin_credentials(server, data_dir / "pki"))
     try:
         return await prober.nodes()
     finally:

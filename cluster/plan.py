@@ -12,7 +12,8 @@ identity: cluster/identities.py) — never the user's kubeconfig: a component mu
 *this* cluster even if the user switches kubectl's current context.
 
 Ports (each must be free; `up` refuses to start otherwise):
-- API server: `--port` (8080, the old insecure port that kubectl falls back to);
+- API server: `--port` (8080, the old insecure port that kubectl falls back to: no authentication,
+  no authorization; with `--secure` none unless given) and, with `--secure`, `--secure-port` 6443;
 - controller-manager 10252 and scheduler 10251 (their historical /healthz ports);
 - the cluster DNS (`mini-cluster-dns`) on `--dns-port` 10053 (UDP and TCP) of 127.0.0.1 and, with
   real pods, of every node's bridge address, where the `kube-dns` Service (10.96.0.10:53, which
@@ -133,13 +134,16 @@ class ClusterOptions:
 
     @property
     def secure_server(self) -> str:
-        """The URL users get in their kubeconfig with --secure (the components keep the plain port)."""
+        """The URL users and components get in their kubeconfigs with --secure."""
         host = "127.0.0.1" if self.bind_address in ("0.0.0.0", "::", "") else self.bind_address
         return f"https://{host}:{self.secure_port}"
 
     @property
     def server(self) -> str:
-        """The URL clients use (loopback even when the API server binds 0.0.0.0)."""
+        """The URL `up` itself uses (loopback even when the API server binds 0.0.0.0): the plain port
+        when there is one, else HTTPS (as the administrator: cluster/readiness.py)."""
+        if not self.port:
+            return self.secure_server
         host = "127.0.0.1" if self.bind_address in ("0.0.0.0", "::", "") else self.bind_address
         return f"http://{host}:{self.port}"
 
@@ -209,8 +213,9 @@ def _split_extra(values: list[str]) -> list[str]:
 
 
 def _secure_apiserver_args(opts: ClusterOptions) -> list[str]:
-    """HTTPS, x509 and ServiceAccount-token authentication, RBAC (the files: cluster/pki.py). The
-    plain --port stays for the control-plane components, on the same address."""
+    """HTTPS, x509 and ServiceAccount-token authentication, RBAC (the files: cluster/pki.py). A plain
+    --port is there only when the user asked for one (`--port 0` otherwise: the API server's default
+    is 8080)."""
     if not opts.secure_port:
         return []
     pki = opts.pki_dir
@@ -266,7 +271,8 @@ def plan(opts: ClusterOptions) -> list[Component]:
     api_args += _secure_apiserver_args(opts)
     components = [
         Component(
-            "apiserver", "apiserver", (*api_args, *verbose, *_split_extra(opts.apiserver_args)), opts.port
+            "apiserver", "apiserver", (*api_args, *verbose, *_split_extra(opts.apiserver_args)),
+            opts.port or opts.secure_port,
         )
     ]
 
@@ -306,6 +312,8 @@ def plan(opts: ClusterOptions) -> list[Component]:
     if opts.metrics_server_port:
         ms_args = [*_connect(opts, "metrics-server"), "--port", str(opts.metrics_server_port),
                    "--metric-resolution", opts.metric_resolution]  # fmt: skip
+        if opts.secure_port:  # the kubelets' metrics over HTTPS, as itself (its kubeconfig's certificate)
+            ms_args += ["--kubelet-certificate-authority", str(opts.pki_dir / "ca.crt")]
         components.append(
             Component(
                 "metrics-server",

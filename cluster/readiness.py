@@ -15,10 +15,12 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from api.errors import StatusError
 from client import ConnectionFailed, RESTClient
+from client.credentials import Credentials
 from cluster.plan import Component
 from cluster.processes import Handle
 
@@ -35,11 +37,22 @@ class Interrupted(Exception):
     """Ctrl-C or SIGTERM arrived while waiting."""
 
 
+def admin_credentials(server: str, pki_dir: Path) -> Credentials | None:
+    """How `up` and `status` reach an HTTPS-only API server (`--secure` without a plain `--port`): as
+    the administrator, with the CA and the certificate `up` made (cluster/pki.py)."""
+    if not server.startswith("https://"):
+        return None
+    return Credentials(ca_file=str(pki_dir / "ca.crt"), cert_file=str(pki_dir / "admin.crt"),
+                       key_file=str(pki_dir / "admin.key"))  # fmt: skip
+
+
 class Prober:
     """One RESTClient per endpoint, reused across polls."""
 
-    def __init__(self, server: str) -> None:
-        self.api = RESTClient(server, qps=100, burst=100, timeout=2.0, user_agent="mini-k8s-up")
+    def __init__(self, server: str, credentials: Credentials | None = None) -> None:
+        self.api = RESTClient(
+            server, qps=100, burst=100, timeout=2.0, user_agent="mini-k8s-up", credentials=credentials
+        )
         self._health: dict[int, RESTClient] = {}
 
     async def healthy(self, component: Component) -> bool:

@@ -28,7 +28,7 @@ from cluster.addons import ensure_addons
 from cluster.pki import cluster_pki
 from cluster.plan import ClusterOptions, Component, cluster_dns_ip, dns_endpoints, plan
 from cluster.processes import Handle, log_tail, spawn, stop_all
-from cluster.readiness import Interrupted, Prober, StartupError, node_ready, wait_for
+from cluster.readiness import Interrupted, Prober, StartupError, admin_credentials, node_ready, wait_for
 from cluster.state import RunState
 
 CONTEXT = "mini-k8s"
@@ -93,7 +93,7 @@ async def run_up(opts: ClusterOptions, *, detach: bool, timeout: float, kubeconf
     components = plan(opts)
     store = f"etcd at {opts.etcd_servers}" if opts.etcd_servers else f"embedded store in {opts.data_dir}"
     say(f"Starting mini-k8s: {opts.nodes} node(s), {store}")
-    prober = Prober(opts.server)
+    prober = Prober(opts.server, admin_credentials(opts.server, opts.pki_dir))
     try:
         await _bring_up(sup, components, prober, time.monotonic() + timeout, kubeconfig)
     except StartupError as exc:

@@ -15,12 +15,11 @@ Three layers, each catching what the one before cannot:
 
 Rewrite rules (containers have their own network namespace, DNS and volumes; one host has none):
 - `http://etcd:2379`       -> the test etcd's URL;
-- `http://apiserver:8080`  -> http://127.0.0.1:<the API server's free port>;
 - `https://apiserver:6443` and `https://127.0.0.1:${MINI_K8S_API_PORT:-6443}` (admin.conf's)
                            -> https://127.0.0.1:<the API server's free secure port>;
 - `/var/lib/mini-k8s/cluster` (the `pki` volume's mount point) -> a temporary directory;
 - `--port N`, `--health-port N`, `--secure-port N` -> free ports per service (three kubelets
-  cannot all have 10250);
+  cannot all have 10250); `--port=0` (the API server's: no plain port) stays 0;
 - `--bind-address 0.0.0.0` -> 127.0.0.1 (tests listen on loopback only);
 - `--address <service>`    -> 127.0.0.1 (a service name resolves only inside the compose network);
 - a healthcheck's `127.0.0.1:N` -> 127.0.0.1:<that service's free port>.
@@ -30,9 +29,12 @@ exactly as written (the certificates name 127.0.0.1 too, so loopback passes TLS 
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
+import socket
+import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -44,6 +46,7 @@ import httpx
 import pytest
 import yaml
 
+from client.kubeconfig import load_kubeconfig
 from cluster.plan import ClusterOptions, _secure_apiserver_args
 from tests.support.component import REPO, ComponentProcess, free_port, wait_for
 from tests.support.etcd import EtcdProcess, etcd_binary
@@ -57,9 +60,13 @@ SCRIPTS = {  # console script -> the package it runs (pyproject's [project.scrip
     "mini-cluster-dns": "cluster_dns",
     "mini-metrics-server": "metrics_server",
     "mini-k8s": "cluster",
+    "mini-kube-proxy": "kube_proxy",
 }
 KUBELETS = ["kubelet-1", "kubelet-2", "kubelet-3"]
 COMPONENTS = ["apiserver", "controller-manager", "scheduler", "cluster-dns", "metrics-server", *KUBELETS]
+# kube-proxy programs the kernel's tables of its network namespace: on loopback that would be the
+# host's, so the stack test below leaves it out; test_docker_engine.py runs it in its container
+KUBE_PROXY = "kube-proxy"
 # `mini-k8s certs`: first of all, makes the certificates and kubeconfigs, then exits;
 # `mini-k8s addons`: runs once the DNS and metrics-server are healthy, then exits
 ONE_SHOTS = ["certs", "addons"]
@@ -94,34 +101,40 @@ def health_port(service: dict[str, Any]) -> int:
 
 
 def test_compose_runs_etcd_and_every_component_from_one_image(services: dict[str, Any]) -> None:
-    assert set(services) == {"etcd", *COMPONENTS, *ONE_SHOTS}
+    assert set(services) == {"etcd", *COMPONENTS, KUBE_PROXY, *ONE_SHOTS}
     etcd_image = r"(gcr\.io/etcd-development/etcd|quay\.io/coreos/etcd):v3\.5\.\d+"
     assert re.fullmatch(etcd_image, services["etcd"]["image"])
-    images = {(services[name].get("build"), services[name].get("image")) for name in COMPONENTS + ONE_SHOTS}
+    images = {(services[name].get("build"), services[name].get("image"))
+              for name in [*COMPONENTS, KUBE_PROXY, *ONE_SHOTS]}  # fmt: skip
     assert images == {(".", "mini-k8s:latest")}
     dockerfile = (REPO / "Dockerfile").read_text()
     # python:3.11-slim unless the build names another base (the offline path: test_docker_engine.py)
     assert "ARG BASE_IMAGE=python:3.11-slim" in dockerfile and dockerfile.count("FROM ${BASE_IMAGE}") == 2
-    assert 'pip install --root /staging "$@" .' in dockerfile  # always the sources, never a stale wheel
+    assert 'pip install --no-compile --root /staging "$@" .' in dockerfile  # the sources, never a stale wheel
     ignored = (REPO / ".dockerignore").read_text().split()
     assert {".venv", ".git", ".mini-k8s", "tests"} <= set(ignored)  # the image holds sources only
-    assert {services[name]["command"][0] for name in COMPONENTS + ONE_SHOTS} == set(SCRIPTS)
+    assert {services[name]["command"][0] for name in [*COMPONENTS, KUBE_PROXY, *ONE_SHOTS]} == set(SCRIPTS)
 
 
 def test_each_service_starts_after_its_dependency_is_healthy_and_has_a_healthcheck(
     services: dict[str, Any],
 ) -> None:
     assert services["apiserver"]["depends_on"] == {**CERTS_DONE, "etcd": {"condition": "service_healthy"}}
-    for name in COMPONENTS[1:]:
+    for name in [*COMPONENTS[1:], KUBE_PROXY]:
         assert services[name]["depends_on"] == {**CERTS_DONE, "apiserver": {"condition": "service_healthy"}}, name
     assert "depends_on" not in services["certs"] and "healthcheck" not in services["certs"]
     assert services["etcd"]["healthcheck"]["test"][:2] == ["CMD", "etcdctl"]
-    for name in COMPONENTS:
+    for name in [*COMPONENTS, KUBE_PROXY]:
         check = services[name]["healthcheck"]
         assert check["test"][0] == "CMD" and {"interval", "timeout", "retries"} <= set(check), name
-        # the check asks the port the component really serves it on
+        # the check asks the port the component really serves it on (the API server: HTTPS only)
         command = services[name]["command"]
-        assert health_port(services[name]) == int(flag(command, "--health-port") or flag(command, "--port") or 0), name
+        served = flag(command, "--health-port") or flag(command, "--port")
+        if name == "apiserver":
+            served = flag(command, "--secure-port")
+        if name == KUBE_PROXY:
+            served = (flag(command, "--healthz-bind-address") or "").rpartition(":")[2]
+        assert health_port(services[name]) == int(served or 0), name
     assert "/readyz" in " ".join(services["apiserver"]["healthcheck"]["test"])
     assert services["addons"]["command"][:2] == ["mini-k8s", "addons"]
     assert services["addons"]["depends_on"] == {name: {"condition": "service_healthy"}
@@ -130,11 +143,11 @@ def test_each_service_starts_after_its_dependency_is_healthy_and_has_a_healthche
 
 def test_the_apiserver_uses_etcd_and_only_its_https_port_is_published(services: dict[str, Any]) -> None:
     api = services["apiserver"]
-    # 6443 unless the variable says otherwise; the plain port 8080 (no authentication) is not published
+    # 6443 unless the variable says otherwise, and no plain port (it would bypass authentication)
     assert api["ports"] == ["${MINI_K8S_API_PORT:-6443}:6443"]
     assert flag(api["command"], "--etcd-servers") == "http://etcd:2379"
     assert flag(api["command"], "--bind-address") == "0.0.0.0"
-    assert flag(api["command"], "--port") == "8080" and flag(api["command"], "--secure-port") == "6443"
+    assert flag(api["command"], "--port") == "0" and flag(api["command"], "--secure-port") == "6443"
     # the secure flags are exactly `mini-k8s up --secure`'s, with the pki volume's files
     want = _secure_apiserver_args(ClusterOptions(data_dir=Path(MOUNT), secure_port=6443))
     got = [part for arg in api["command"][1:] for part in arg.split("=", 1)]
@@ -150,10 +163,11 @@ def test_each_component_uses_its_own_kubeconfig_from_the_certs_volume(services: 
     assert flag(certs, "--apiserver-name") == "apiserver"  # the certificate names what the components dial
     assert [a.split("=", 1)[1] for a in certs if a.startswith("--kubelet=")] == KUBELETS
     assert services["certs"]["volumes"] == [f"pki:{MOUNT}"]
-    for name in COMPONENTS + ["addons"]:  # read-only everywhere else
+    for name in [*COMPONENTS, KUBE_PROXY, "addons"]:  # read-only everywhere else
         assert services[name]["volumes"] == [f"pki:{MOUNT}:ro"], name
     identity = {"controller-manager": "controller-manager", "scheduler": "scheduler", "cluster-dns": "cluster-dns",
-                "metrics-server": "metrics-server", **{k: f"kubelet-{k}" for k in KUBELETS}}  # fmt: skip
+                "metrics-server": "metrics-server", KUBE_PROXY: "kube-proxy",
+                **{k: f"kubelet-{k}" for k in KUBELETS}}  # fmt: skip
     for name, who in identity.items():
         command = services[name]["command"]
         assert flag(command, "--kubeconfig") == f"{MOUNT}/kubeconfigs/{who}.conf", name
@@ -168,9 +182,22 @@ def test_each_component_uses_its_own_kubeconfig_from_the_certs_volume(services: 
         assert flag(command, "--tls-private-key-file") == f"{MOUNT}/pki/kubelet-{name}.key", name
         assert flag(command, "--client-ca-file") == f"{MOUNT}/pki/ca.crt", name
         assert flag(command, "--authorization-mode") == "Webhook", name
-    # `mini-k8s addons` has no --kubeconfig: the plain port, inside the compose network only
-    assert flag(services["addons"]["command"], "--master") == "http://apiserver:8080"
+    # `mini-k8s addons` as the administrator, at the API server's address on the compose network
+    addons = services["addons"]["command"]
+    assert flag(addons, "--kubeconfig") == f"{MOUNT}/admin.conf" and flag(addons, "--master") == API_URL
     assert "pki" in yaml.safe_load(COMPOSE.read_text())["volumes"]
+
+
+def test_kube_proxy_may_program_its_network_namespace(services: dict[str, Any]) -> None:
+    """nftables and routes need CAP_NET_ADMIN, which a container grants only to root; /proc/sys is
+    read-only inside, so Docker sets the two sysctls kube-proxy would (kube_proxy/host.py)."""
+    proxy = services[KUBE_PROXY]
+    assert proxy["user"] == "root" and proxy["cap_add"] == ["NET_ADMIN"]
+    assert proxy["sysctls"] == {"net.ipv4.ip_forward": 1, "net.ipv4.conf.all.route_localnet": 1}
+    pod_cidrs = [flag(services[k]["command"], "--pod-cidr") for k in KUBELETS]
+    cluster_cidr = ipaddress.ip_network(flag(proxy["command"], "--cluster-cidr") or "")
+    assert all(ipaddress.ip_network(c or "").subnet_of(cluster_cidr) for c in pod_cidrs)  # type: ignore[arg-type]
+    assert "nft" in (REPO / "Dockerfile").read_text()  # the image carries the nft program
 
 
 def test_each_kubelet_is_one_node_named_after_its_container(services: dict[str, Any]) -> None:
@@ -189,7 +216,7 @@ def test_each_kubelet_is_one_node_named_after_its_container(services: dict[str, 
 
 def test_every_command_is_accepted_by_its_cli(services: dict[str, Any]) -> None:
     procs = {}
-    for name in COMPONENTS + ONE_SHOTS:
+    for name in [*COMPONENTS, KUBE_PROXY, *ONE_SHOTS]:
         script, *args = services[name]["command"]
         procs[name] = subprocess.Popen(
             [sys.executable, "-m", SCRIPTS[script], *args, "--help"],
@@ -219,25 +246,26 @@ def rewrite(command: list[str], urls: dict[str, str], port: int, health: int = 0
     for arg in command:
         for compose_url, local_url in urls.items():
             arg = arg.replace(compose_url, local_url)
-        name, eq, _ = arg.partition("=")
-        if eq and name in values:
+        name, eq, value = arg.partition("=")
+        if eq and name in values and value != "0":
             arg = f"{name}={values[name]}"
         out.append(arg)
     for i, arg in enumerate(out[:-1]):  # the `--flag value` spelling
-        if arg in values:
+        if arg in values and out[i + 1] != "0":
             out[i + 1] = values[arg]
     return out
 
 
 def test_rewrite_handles_both_flag_spellings() -> None:
-    urls = {"http://apiserver:8080": "http://127.0.0.1:1234"}
-    spaced = ["--master", "http://apiserver:8080", "--port", "10250", "--address", "kubelet-1"]
+    urls = {"http://etcd:2379": "http://127.0.0.1:1234"}
+    spaced = ["--etcd-servers", "http://etcd:2379", "--port", "10250", "--address", "kubelet-1"]
     assert rewrite(spaced, urls, 99) == [
-        "--master", "http://127.0.0.1:1234", "--port", "99", "--address", "127.0.0.1",
+        "--etcd-servers", "http://127.0.0.1:1234", "--port", "99", "--address", "127.0.0.1",
     ]  # fmt: skip
-    assert rewrite(["--master=http://apiserver:8080", "--port=10250", "--node-name=kubelet-1"], urls, 99) == [
-        "--master=http://127.0.0.1:1234", "--port=99", "--node-name=kubelet-1",
+    assert rewrite(["--etcd-servers=http://etcd:2379", "--port=10250", "--node-name=kubelet-1"], urls, 99) == [
+        "--etcd-servers=http://127.0.0.1:1234", "--port=99", "--node-name=kubelet-1",
     ]  # fmt: skip
+    assert rewrite(["--port=0", "--port", "0"], urls, 99) == ["--port=0", "--port", "0"]  # off stays off
     urls = {MOUNT: "/tmp/x", API_URL: "https://127.0.0.1:5678"}
     assert rewrite([f"--kubeconfig={MOUNT}/kubeconfigs/scheduler.conf", "--secure-port", "6443"], urls, 1, 2, 3) == [
         "--kubeconfig=/tmp/x/kubeconfigs/scheduler.conf", "--secure-port", "3",
@@ -245,7 +273,8 @@ def test_rewrite_handles_both_flag_spellings() -> None:
 
 
 def test_certs_keeps_the_ca_and_reissues_a_serving_certificate_that_lacks_a_name(tmp_path: Path) -> None:
-    from cluster.certs_command import _sans, make_certs, parse_kubelet
+    from cluster.certs_command import make_certs, parse_kubelet
+    from cluster.pki import subject_alt_names as _sans
 
     kubelets = [parse_kubelet("kubelet-1"), parse_kubelet("node-2=10.0.0.12")]
     make_certs(tmp_path, API_URL, "https://127.0.0.1:6443", ["apiserver"], kubelets, "10.96.0.1")
@@ -273,10 +302,10 @@ def test_the_stack_comes_up_from_the_compose_commands(
     ports = {name: free_port() for name in COMPONENTS}
     health = {name: free_port() if flag(services[name]["command"], "--health-port") else ports[name]
               for name in COMPONENTS}  # fmt: skip
-    api_url, secure_port = f"http://127.0.0.1:{ports['apiserver']}", free_port()
+    secure_port = free_port()
+    health["apiserver"] = secure_port  # its only port
     secure_url = f"https://127.0.0.1:{secure_port}"
-    urls = {"http://etcd:2379": etcd.url, "http://apiserver:8080": api_url, API_URL: secure_url,
-            ADMIN_URL: secure_url, MOUNT: str(tmp_path)}  # fmt: skip
+    urls = {"http://etcd:2379": etcd.url, API_URL: secure_url, ADMIN_URL: secure_url, MOUNT: str(tmp_path)}
     started: list[ComponentProcess] = []
 
     # the one-shot `certs` first, as compose runs it; a second run keeps every file (a second `up`)
@@ -301,16 +330,19 @@ def test_the_stack_comes_up_from_the_compose_commands(
     def running(proc: ComponentProcess) -> None:
         assert proc.running, f"{proc.module} exited:\n{proc.log_tail()}"
 
+    # the test reads the API as the administrator, over HTTPS (there is no plain port)
+    admin_http = httpx.Client(base_url=secure_url, timeout=5, verify=_admin_ssl(tmp_path / "admin.conf"))
     try:
         api = start("apiserver")
-        wait_for(lambda: running(api) or httpx.get(f"{api_url}/readyz", timeout=2).status_code == 200,
+        wait_for(lambda: running(api) or admin_http.get("/readyz", timeout=2).status_code == 200,
                  timeout=30, what="the API server /readyz")  # fmt: skip
+        assert not port_open(ports["apiserver"]), "--port=0: the API server must not serve plain HTTP"
         others = [start(name) for name in COMPONENTS[1:]]
 
         def three_ready_nodes() -> bool:
             for proc in others:
                 running(proc)
-            nodes = httpx.get(f"{api_url}/api/v1/nodes", timeout=5).json()["items"]
+            nodes = admin_http.get("/api/v1/nodes").json()["items"]
             ready = {
                 n["metadata"]["name"]
                 for n in nodes
@@ -322,7 +354,7 @@ def test_the_stack_comes_up_from_the_compose_commands(
         wait_for(three_ready_nodes, timeout=45, what="kubelet-1..3 Ready")
 
         # each node reports the address compose gives it (here rewritten to loopback) and its port
-        for node in httpx.get(f"{api_url}/api/v1/nodes", timeout=5).json()["items"]:
+        for node in admin_http.get("/api/v1/nodes").json()["items"]:
             name = node["metadata"]["name"]
             assert node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] == ports[name]
             assert node["spec"]["podCIDR"] == flag(services[name]["command"], "--pod-cidr")
@@ -335,14 +367,15 @@ def test_the_stack_comes_up_from_the_compose_commands(
                 f"127.0.0.1:{health_port(services[name])}/",
                 f"127.0.0.1:{health[name]}/",
             )
-            cmd = [sys.executable, *(arg.replace(compose_addr, local_addr) for arg in test[2:])]
+            cmd = [sys.executable, *(arg.replace(compose_addr, local_addr).replace(MOUNT, str(tmp_path))
+                                     for arg in test[2:])]  # fmt: skip
             check = subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=_no_proxy())
             assert check.returncode == 0, f"{name} healthcheck: {check.stderr}"
 
         # the cluster DNS answers for the API server's own Service
         question = dnslib.DNSRecord.question("kubernetes.default.svc.cluster.local")
         answer = dnslib.DNSRecord.parse(question.send("127.0.0.1", ports["cluster-dns"], timeout=5))
-        assert [str(rr.rdata) for rr in answer.rr] == [_cluster_ip(api_url, "default", "kubernetes")]
+        assert [str(rr.rdata) for rr in answer.rr] == [_cluster_ip(admin_http, "default", "kubernetes")]
 
         # the one-shot `addons` points the cluster at the DNS and metrics-server (rewritten to loopback)
         where = {f"{name}:{flag(services[name]['command'], '--port')}": f"127.0.0.1:{ports[name]}"
@@ -352,32 +385,25 @@ def test_the_stack_comes_up_from_the_compose_commands(
                               capture_output=True, text=True, cwd=REPO, timeout=90, env=_no_proxy())  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         assert "✓ cluster DNS: Service kube-dns, Endpoints kube-dns" in done.stdout
-        assert _cluster_ip(api_url, "kube-system", "kube-dns") == "10.96.0.10"
-        endpoints = httpx.get(f"{api_url}/api/v1/namespaces/kube-system/endpoints/kube-dns", timeout=5).json()
+        assert _cluster_ip(admin_http, "kube-system", "kube-dns") == "10.96.0.10"
+        endpoints = admin_http.get("/api/v1/namespaces/kube-system/endpoints/kube-dns").json()
         assert {p["port"] for p in endpoints["subsets"][0]["ports"]} == {ports["cluster-dns"]}
-        node_metrics = f"{api_url}/apis/metrics.k8s.io/v1beta1/nodes"  # through the aggregator to metrics-server
-        wait_for(lambda: len(httpx.get(node_metrics, timeout=5).json().get("items") or []) == 3, timeout=60,
+        node_metrics = "/apis/metrics.k8s.io/v1beta1/nodes"  # through the aggregator to metrics-server
+        wait_for(lambda: len(admin_http.get(node_metrics).json().get("items") or []) == 3, timeout=60,
                  interval=0.5, what="node metrics for kubelet-1..3")  # fmt: skip
 
-        # and the way a student checks it: `mini-kubectl get nodes`
-        kubectl = subprocess.run(
-            [sys.executable, "-m", "kubectl", "--server", api_url, "get", "nodes"],
-            capture_output=True, text=True, cwd=REPO, timeout=60, env=_no_proxy(),
-        )  # fmt: skip
-        assert kubectl.returncode == 0, kubectl.stdout + kubectl.stderr
-        lines = kubectl.stdout.splitlines()
-        assert lines[0].split()[:2] == ["NAME", "STATUS"]
-        assert sorted(line.split()[:2] for line in lines[1:]) == [[n, "Ready"] for n in KUBELETS]
-
-        # over HTTPS: the admin kubeconfig `certs` made (the host's), and the scheduler's, which is
-        # the scheduler's identity, allowed to bind pods and refused Secrets
+        # the way a student checks it, over HTTPS: `mini-kubectl get nodes` with the admin kubeconfig
+        # `certs` made (the host's); and the scheduler's, which is the scheduler's identity, allowed
+        # to bind pods and refused Secrets
         def kubectl_as(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run([sys.executable, "-m", "kubectl", "--kubeconfig", str(kubeconfig), *args],
                                   capture_output=True, text=True, cwd=REPO, timeout=60, env=_no_proxy())  # fmt: skip
 
-        admin = kubectl_as(tmp_path / "admin.conf", "get", "nodes", "--no-headers")
+        admin = kubectl_as(tmp_path / "admin.conf", "get", "nodes")
         assert admin.returncode == 0, admin.stdout + admin.stderr
-        assert sorted(line.split()[0] for line in admin.stdout.splitlines()) == KUBELETS
+        lines = admin.stdout.splitlines()
+        assert lines[0].split()[:2] == ["NAME", "STATUS"]
+        assert sorted(line.split()[:2] for line in lines[1:]) == [[n, "Ready"] for n in KUBELETS]
         scheduler = tmp_path / "kubeconfigs" / "scheduler.conf"
         whoami = kubectl_as(scheduler, "auth", "whoami", "-o", "json")
         assert json.loads(whoami.stdout)["status"]["userInfo"]["username"] == "system:kube-scheduler"
@@ -396,12 +422,23 @@ def test_the_stack_comes_up_from_the_compose_commands(
 
         wait_for(mysql_logs, timeout=60, interval=0.5, what="the mysql pod's logs through its kubelet")
     finally:
+        admin_http.close()
         for proc in reversed(started):
             proc.stop()
 
 
-def _cluster_ip(api_url: str, namespace: str, name: str) -> str:
-    service = httpx.get(f"{api_url}/api/v1/namespaces/{namespace}/services/{name}", timeout=5).json()
+def _admin_ssl(admin_conf: Path) -> ssl.SSLContext:
+    """The CA to trust and the client certificate to present, from the admin kubeconfig `certs` wrote."""
+    return load_kubeconfig(admin_conf).credentials().ssl_context()
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _cluster_ip(http: httpx.Client, namespace: str, name: str) -> str:
+    service = http.get(f"/api/v1/namespaces/{namespace}/services/{name}").json()
     return str(service["spec"]["clusterIP"])
 
 

@@ -115,7 +115,7 @@ def test_compose_up_builds_offline_runs_the_seed_rc_and_the_node_failure_lab(
         assert f"server: https://127.0.0.1:{api_port}" in admin_conf and "client-key-data" in admin_conf
         kubectl = Kubectl(admin_conf)
 
-        # Only HTTPS is published; the plain port (no authentication) stays inside the compose network.
+        # Only HTTPS is published, and there is no plain port (--port=0) to leave unpublished.
         api_cid = engine.compose("ps", "-q", "apiserver", env=env).stdout.strip()
         published = json.loads(engine.docker("inspect", "-f", "{{json .NetworkSettings.Ports}}", api_cid).stdout)
         assert {port for port, binding in published.items() if binding} == {"6443/tcp"}, published
@@ -167,6 +167,25 @@ def test_compose_up_builds_offline_runs_the_seed_rc_and_the_node_failure_lab(
 
         wait_for(lambda: top_nodes() == ["kubelet-1", "kubelet-2", "kubelet-3"], timeout=90, interval=2,
                  what="kubectl top nodes")  # fmt: skip
+
+        # kube-proxy's rules, in its container's network namespace, carry packets: kube-dns's
+        # ClusterIP to the cluster-dns container, the `kubernetes` ClusterIP to the API server's.
+        rules = engine.compose("exec", "-T", "kube-proxy", "nft", "list", "table", "ip", "mini-kube-proxy", env=env)
+        assert "10.96.0.10" in rules.stdout and "service-ips" in rules.stdout, rules.stdout[:2000]
+        through_services = (
+            "import dnslib, ssl, urllib.request\n"
+            "q = dnslib.DNSRecord.question('kubernetes.default.svc.cluster.local').send('10.96.0.10', 53, timeout=3)\n"
+            "print(*[str(rr.rdata) for rr in dnslib.DNSRecord.parse(q).rr])\n"
+            f"tls = ssl.create_default_context(cafile='{PKI_DIR}/pki/ca.crt')\n"
+            "print(urllib.request.urlopen('https://10.96.0.1/readyz', timeout=3, context=tls).read().decode())\n"
+        )
+
+        def from_kube_proxy() -> list[str]:
+            done = engine.compose("exec", "-T", "kube-proxy", "python", "-c", through_services, env=env, check=False)
+            return done.stdout.split() if done.returncode == 0 else [done.stderr]
+
+        wait_for(lambda: from_kube_proxy() == ["10.96.0.1", "ok"], timeout=60, interval=1,
+                 what="DNS and the API server through kube-proxy's rules")  # fmt: skip
 
         # The lab: a stopped kubelet container stops heartbeating and its node goes NotReady (Unknown).
         engine.compose("stop", "kubelet-2", env=env)

@@ -55,10 +55,12 @@ class Cluster:
     def env(self) -> dict[str, str]:
         return dict(os.environ, KUBECONFIG=str(self.kubeconfig), NO_PROXY="127.0.0.1,localhost")
 
-    def up_args(self, nodes: int, *extra: str) -> list[str]:
+    def up_args(self, nodes: int, *extra: str, plain_port: bool = True) -> list[str]:
+        """`plain_port=False` leaves `--port` to `up` (with --secure: none, as `make up` runs)."""
+        port = ["--port", str(self.port)] if plain_port else []
         return [
             sys.executable, "-m", "cluster", "up",
-            "--data-dir", str(self.data_dir), "--port", str(self.port), "--nodes", str(nodes),
+            "--data-dir", str(self.data_dir), *port, "--nodes", str(nodes),
             "--controller-manager-port", str(self.cm_port), "--scheduler-port", str(self.sched_port),
             "--kubelet-port", str(self.kubelet_port), "--timeout", "45",
             "--dns-port", str(self.dns_port), "--dns-health-port", str(self.dns_health_port),
@@ -67,9 +69,9 @@ class Cluster:
             *extra,
         ]  # fmt: skip
 
-    def up(self, nodes: int, *extra: str) -> subprocess.CompletedProcess[str]:
+    def up(self, nodes: int, *extra: str, plain_port: bool = True) -> subprocess.CompletedProcess[str]:
         """`mini-k8s up -d`: returns once every node is Ready (or up gave up)."""
-        args = self.up_args(nodes, "-d", *extra)
+        args = self.up_args(nodes, "-d", *extra, plain_port=plain_port)
         return subprocess.run(args, capture_output=True, text=True, env=self.env, cwd=REPO, timeout=90)
 
     def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

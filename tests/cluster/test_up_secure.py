@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -24,9 +25,18 @@ from tests.support.component import free_port, wait_for
 
 def test_up_secure_serves_https_with_rbac_and_an_admin_kubeconfig(cluster: Cluster) -> None:  # noqa: F811
     secure_port = free_port()
-    result = cluster.up(1, "--secure", "--secure-port", str(secure_port))
+    # as `make up` starts it: no --port, so no plain port (it would bypass authentication); `up`
+    # itself checks readiness and creates the add-ons over HTTPS as the administrator
+    result = cluster.up(1, "--secure", "--secure-port", str(secure_port), plain_port=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "✓ certificates: CA" in result.stdout
+    assert f"✓ apiserver ready at https://127.0.0.1:{secure_port}" in result.stdout
+    state = json.loads((cluster.data_dir / "run" / "cluster.json").read_text())
+    api_args = next(c["args"] for c in state["components"] if c["name"] == "apiserver")
+    assert api_args[api_args.index("--port") + 1] == "0"
+    status = cluster.run("status")
+    assert status.returncode == 0 and f"API server https://127.0.0.1:{secure_port}: 1 node(s)" in status.stdout
+    assert "node-1" in status.stdout and "Ready" in status.stdout, status.stdout
     pki = cluster.data_dir / "pki"
     assert {p.name for p in pki.iterdir()} >= {"ca.crt", "ca.key", "apiserver.crt", "admin.crt", "admin.key",
                                                 "sa.key"}  # fmt: skip
@@ -46,10 +56,12 @@ def test_up_secure_serves_https_with_rbac_and_an_admin_kubeconfig(cluster: Clust
         assert nodes.returncode == 0 and "node-1" in nodes.stdout, nodes.stderr
 
     # the controller-manager runs the token controller and the root-CA publisher with the cluster's files
-    plain = httpx.Client(base_url=cluster.url, timeout=5)
-    wait_for(lambda: plain.get("/api/v1/namespaces/default/configmaps/kube-root-ca.crt").status_code == 200,
+    admin = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+    admin.load_cert_chain(pki / "admin.crt", pki / "admin.key")
+    https_admin = httpx.Client(base_url=ours["server"], timeout=5, verify=admin)
+    wait_for(lambda: https_admin.get("/api/v1/namespaces/default/configmaps/kube-root-ca.crt").status_code == 200,
              what="kube-root-ca.crt")  # fmt: skip
-    plain.post("/api/v1/namespaces/default/serviceaccounts", json={"metadata": {"name": "nobody"}})
+    https_admin.post("/api/v1/namespaces/default/serviceaccounts", json={"metadata": {"name": "nobody"}})
     token = subprocess.run([sys.executable, "-m", "kubectl", "create", "token", "nobody"], capture_output=True,
                            text=True, env=cluster.env, cwd=REPO, timeout=60).stdout.strip()  # fmt: skip
     assert token
@@ -76,7 +88,7 @@ def test_up_secure_runs_every_component_as_itself(cluster: Cluster) -> None:  # 
     doing its own job as itself: the scheduler binds, the ReplicaSet controller's ServiceAccount
     creates the pods, the node's kubelet writes their status — none as `system:unsecured`."""
     audit = cluster.data_dir.parent / "audit.log"
-    result = cluster.up(2, "--secure", "--secure-port", str(free_port()),
+    result = cluster.up(2, "--secure", "--secure-port", str(free_port()), "--metric-resolution", "1s",
                         f"--kube-apiserver-arg=--audit-log-path={audit}")  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     confs = {p.stem for p in (cluster.data_dir / "kubeconfigs").iterdir()}
@@ -98,6 +110,15 @@ def test_up_secure_runs_every_component_as_itself(cluster: Cluster) -> None:  # 
         return out.count("Running") == 2
 
     wait_for(running, timeout=60, what="two web pods Running")
+    # metrics-server scrapes the kubelets over HTTPS as itself, and they let it (nodes/metrics)
+    def top_nodes() -> str:
+        return subprocess.run([*kubectl, "top", "nodes", "--no-headers"], capture_output=True, text=True,
+                              env=cluster.env, cwd=REPO, timeout=60).stdout  # fmt: skip
+
+    wait_for(lambda: top_nodes().count("node-") == 2, timeout=60, what="kubectl top nodes")
+    ms_args = json.loads((cluster.data_dir / "run" / "cluster.json").read_text())["components"]
+    ms = next(c["args"] for c in ms_args if c["name"] == "metrics-server")
+    assert ms[ms.index("--kubelet-certificate-authority") + 1] == str(cluster.data_dir / "pki" / "ca.crt")
     events = _audit(audit)
     assert _who(events, "create", "pods", "binding") == {"system:kube-scheduler"}
     assert _who(events, "create", "pods") == {"system:serviceaccount:kube-system:replicaset-controller"}

@@ -11,8 +11,9 @@ reports whatever a stop did not take with it.
 Why offline: neither a classroom behind a firewall nor CI can pull from a registry. The images are
 made from Debian's packages instead:
 - a **bookworm base** (`mini-k8s-base:bookworm`): `debootstrap --variant=minbase` with python3,
-  pip and `python-is-python3`, so it does what the Dockerfile's default base (python:3.11-slim)
-  does for us — bookworm's python3 is 3.11. Debian marks its python "externally managed"
+  pip, `python-is-python3` and nftables (kube-proxy's `nft`, which the Dockerfile otherwise gets
+  from Debian's archive), so it does what the default base (python:3.11-slim) does for us —
+  bookworm's python3 is 3.11. Debian marks its python "externally managed"
   (PEP 668); this image drops that marker, as python:3.11-slim has none. The root file system is
   cached as a tar in ~/.cache/mini-k8s/docker (debootstrap takes a minute; `docker import` a second);
 - an **etcd image** tagged with the name the compose file uses, holding Debian's `etcd` and
@@ -46,7 +47,7 @@ from tests.support.etcd import etcd_binary
 BASE_IMAGE = "mini-k8s-base:bookworm"
 DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = os.environ.get("MINI_K8S_DEBIAN_MIRROR", "http://deb.debian.org/debian")
-BASE_PACKAGES = ["python3", "python3-pip", "python-is-python3"]
+BASE_PACKAGES = ["python3", "python3-pip", "python-is-python3", "nftables"]  # nft: the kube-proxy service
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mini-k8s" / "docker"
 # What minbase carries that no container of ours reads: apt's package lists and caches, manuals.
 PRUNE = ["var/cache/apt", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info",
