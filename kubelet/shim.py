@@ -276,6 +276,14 @@ def run(directory: str) -> int:
         _exec_child(spec, out_w, err_w)
     os.close(out_w)
     os.close(err_w)
+    # The child joins its cgroups itself before exec (_isolate); joining it from here too, before
+    # pid.json is written, means whoever reads pid.json finds the process in its cgroups already.
+    for group in (cgroup, spec.get("cpu_cgroup")):
+        if group:
+            try:
+                _write(os.path.join(group, "cgroup.procs"), str(pid))
+            except OSError:  # gone already, or refused: the child's own write decides
+                pass
     _write_json(os.path.join(directory, "pid.json"), {"pid": pid, "shim": os.getpid()})
     streams = {out_r: "stdout", err_r: "stderr"}
     exited_at: float | None = None
