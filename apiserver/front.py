@@ -86,7 +86,7 @@ class APIFront:
         headers = [(bytes(k).decode("latin-1").lower(), bytes(v).decode("latin-1")) for k, v in scope["headers"]]
         query = {k: v[0] for k, v in parse_qs(scope.get("query_string", b"").decode("latin-1")).items()}
         attrs = request_attributes(scope["method"], scope["path"], query)
-        received, code = AuditLog.now(), [0]
+        received, code = (AuditLog.now() if security.audit is not None else ""), [0]
 
         async def recording_send(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":

@@ -73,6 +73,18 @@ def serve(app: Any, config: ServerConfig, **options: Any) -> None:
     servers = [_Server(cfg, handles_signals=i == 0) for i, cfg in enumerate(_configs(app, config, **common))]
     servers[0].peers = list(servers[1:])
     try:
-        asyncio.run(_serve_all(servers))
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            runner.run(_serve_all(servers))
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """uvloop's event loop when it is installed (a dependency), as uvicorn's `loop="auto"` picks it;
+    uvicorn.run would set it up, but this module drives uvicorn's servers itself. Its transports
+    and TLS are compiled code, where asyncio's own TLS layer is Python."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
