@@ -19,6 +19,7 @@ from typing import Any
 
 import uvicorn
 
+from api import eventloop
 from apiserver.config import ServerConfig
 
 
@@ -73,18 +74,6 @@ def serve(app: Any, config: ServerConfig, **options: Any) -> None:
     servers = [_Server(cfg, handles_signals=i == 0) for i, cfg in enumerate(_configs(app, config, **common))]
     servers[0].peers = list(servers[1:])
     try:
-        with asyncio.Runner(loop_factory=new_event_loop) as runner:
-            runner.run(_serve_all(servers))
+        eventloop.run(_serve_all(servers))
     except KeyboardInterrupt:
         sys.exit(130)
-
-
-def new_event_loop() -> asyncio.AbstractEventLoop:
-    """uvloop's event loop when it is installed (a dependency), as uvicorn's `loop="auto"` picks it;
-    uvicorn.run would set it up, but this module drives uvicorn's servers itself. Its transports
-    and TLS are compiled code, where asyncio's own TLS layer is Python."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.new_event_loop()
-    return uvloop.new_event_loop()
