@@ -38,15 +38,17 @@ FROM ${BASE_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
 COPY --from=install /staging/ /
-# Bytecode for all of mini-k8s and for the dependency modules its programs import when they start
-# (importing each program's main module with bytecode writing on); a module imported later, or a
-# dependency's module no program uses, is compiled in memory when it is needed. The image's user
-# cannot write next to the sources, so bytecode that is not made here is never cached.
+# Bytecode for all of mini-k8s and for the dependency modules its programs import when they start:
+# importing, with bytecode writing on, each program's main module and the modules its run() imports
+# late (the API server's app and serving, the controller-manager's manager, the kubelet, `up`); a
+# module imported later still, or a dependency's module no program uses, is compiled in memory when
+# it is needed. The image's user cannot write next to the sources: what is not made here is never cached.
 RUN PYTHONDONTWRITEBYTECODE= python -c "import compileall, importlib, pathlib; \
 programs = 'apiserver controller_manager scheduler kubelet kubectl cluster cluster_dns metrics_server kube_proxy'; \
+late = 'apiserver.app apiserver.serving controller_manager.manager kubelet.kubelet kubelet.server cluster.up'; \
 packages = ['api', 'client', *programs.split()]; \
 [compileall.compile_dir(str(pathlib.Path(importlib.import_module(p).__file__).parent), quiet=1) for p in packages]; \
-[importlib.import_module(p + '.main') for p in programs.split()]"
+[importlib.import_module(m) for m in [p + '.main' for p in programs.split()] + late.split()]"
 
 # Components need no privileges; the API server's embedded store (when no etcd is given) lives
 # in /var/lib/mini-k8s, owned by this user. /var/lib/mini-k8s/cluster is where docker-compose.yml

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Annotated
 
 import typer
@@ -172,6 +173,13 @@ def run(
         raise typer.BadParameter("--service-account-issuer is required with --service-account-signing-key-file")
     if not port and not (secure_port and tls_cert_file):
         raise typer.BadParameter("nothing to serve: give --port, or --secure-port with --tls-cert-file")
+    if advertise_address:  # an EndpointSlice of addressType IPv4 holds it, as kube-apiserver's does
+        try:
+            ipaddress.IPv4Address(advertise_address)
+        except ValueError:
+            raise typer.BadParameter(
+                f"{advertise_address!r} is not an IPv4 address", param_hint="--advertise-address"
+            ) from None
     try:
         from apiserver.auth.authorize import parse_modes
 

@@ -159,11 +159,14 @@ def client_config(
             return ClientConfig(master)
         raise
     name = context or config.current_context
-    if master:  # --master wins over the cluster's server, as in client-go: the context's namespace,
-        # CA and user credentials still apply (e.g. a kubeconfig made for another address of the server)
-        if name not in config.contexts:
-            return ClientConfig(master, "default", name)
-        return ClientConfig(master, config.namespace(context), name, config.credentials(context))
+    if master:  # --master wins over the cluster's server; the context may still set the namespace
+        namespace = config.namespace(context) if name in config.contexts else "default"
+        if not kubeconfig or name not in config.contexts:
+            return ClientConfig(master, namespace, name)
+        # an explicit --kubeconfig with --master, as client-go's BuildConfigFromFlags: its CA and
+        # user credentials still apply (a kubeconfig made for another address of the same server);
+        # without --kubeconfig nothing of the user's own file is sent to the --master address
+        return ClientConfig(master, namespace, name, config.credentials(context))
     return ClientConfig(config.server(context), config.namespace(context), name, config.credentials(context))
 
 

@@ -154,8 +154,8 @@ def up(
         _fail(f"invalid --runtime {runtime!r}: must be simulated or process")
     if port is None:  # the plain port bypasses authentication: a secure cluster has it only when asked
         port = 0 if secure else 8080
-    elif not port and not secure:
-        _fail("--port 0 leaves the API server no port: give --secure for HTTPS, or a port")
+    if not port and not (secure and secure_port):
+        _fail("--port 0 leaves the API server no port: give --secure (and a --secure-port), or a port")
     problem = check_ranges(service_cluster_ip_range, cluster_cidr, nodes)
     if problem:
         _fail(f"invalid address ranges: {problem}")

@@ -26,7 +26,7 @@ from api.errors import StatusError
 from client import ConfigError, ConnectionFailed, write_context
 from cluster.addons import ensure_addons
 from cluster.pki import cluster_pki
-from cluster.plan import ClusterOptions, Component, cluster_dns_ip, dns_endpoints, plan
+from cluster.plan import ClusterOptions, Component, cluster_dns_ip, dns_endpoints, kubernetes_service_ip, plan
 from cluster.processes import Handle, log_tail, spawn, stop_all
 from cluster.readiness import Interrupted, Prober, StartupError, admin_credentials, node_ready, wait_for
 from cluster.state import RunState
@@ -88,7 +88,10 @@ async def run_up(opts: ClusterOptions, *, detach: bool, timeout: float, kubeconf
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, sup.on_signal)
     if opts.secure_port:
-        pki = cluster_pki(opts.pki_dir)
+        # the `kubernetes` Service's address of this cluster's range, and a specific --bind-address
+        # (what `up` and the kubeconfigs dial), among the API server's names
+        named = () if opts.bind_address in ("0.0.0.0", "::", "", "127.0.0.1") else (opts.bind_address,)
+        pki = cluster_pki(opts.pki_dir, kubernetes_service_ip(opts.service_cluster_ip_range), named)
         say(f"✓ certificates: CA {pki.ca.cert}, admin {pki.admin.cert} (CN kubernetes-admin, O system:masters)")
     components = plan(opts)
     store = f"etcd at {opts.etcd_servers}" if opts.etcd_servers else f"embedded store in {opts.data_dir}"

@@ -31,7 +31,8 @@ does not know):
     except that exec and attach always need `create`: Kubernetes derives `get` from the WebSocket's
     GET there, which lets a read-only `nodes/proxy` grant run commands.
 One port serves both protocols: the first byte of a connection tells a TLS handshake (0x16) from
-an HTTP request, so the readiness checks and scrapers that speak plain HTTP keep working.
+an HTTP request, so the readiness checks that speak plain HTTP keep working (and, on a kubelet
+without a client CA, the scrapers).
 """
 
 from __future__ import annotations
@@ -43,11 +44,11 @@ import ssl
 from asyncio import sslproto
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs
 
 import uvicorn
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 from starlette.applications import Starlette
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
@@ -203,7 +204,7 @@ class Guard:
         method = scope.get("method", "GET")
         verb = "create" if streaming_call else {"POST": "create", "PUT": "update", "PATCH": "patch",
                                                  "DELETE": "delete"}.get(method, "get")  # fmt: skip
-        node = self._node_of(path, scope)
+        node = self._node_of(path, scope, str(subresource))
         attributes = f"user={user}, verb={verb}, resource=nodes, subresource={subresource}"
         try:
             allowed = await self._review(user, groups, verb, node, str(subresource))
@@ -214,12 +215,13 @@ class Guard:
             return 403, f"Forbidden ({attributes})"
         return None
 
-    def _node_of(self, path: str, scope: Scope) -> str:
+    def _node_of(self, path: str, scope: Scope, subresource: str) -> str:
         """The node the call is about (several simulated nodes may share this process): the pod's
-        node, or the one `?node=` names for the metrics."""
-        asked = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("node")
-        if asked and asked[0] in self.kubelet.node_names:
-            return asked[0]
+        node, or for metrics and stats the one `?node=` names — read as the handlers read it (the
+        last value of a repeated parameter), so the node authorized is the node served."""
+        if subresource in ("metrics", "stats"):
+            asked = QueryParams(scope.get("query_string", b"").decode("latin-1")).get("node")
+            return asked if asked in self.kubelet.node_names else self.kubelet.node_names[0]
         parts = path.split("/")
         if len(parts) >= 4:
             pod = self.kubelet.pods.get(f"{parts[2]}/{parts[3]}")

@@ -61,6 +61,9 @@ def test_master_overrides_the_server_and_defaults_apply(
     monkeypatch.setenv("KUBECONFIG", str(config_file(tmp_path / "c", "c", "http://c:1", namespace="n")))
     cc = client_config(master="http://127.0.0.1:8080")
     assert (cc.server, cc.namespace) == ("http://127.0.0.1:8080", "n")
+    assert cc.credentials.token == ""  # nothing of the user's own file goes to the --master address
+    explicit = client_config(tmp_path / "c", master="https://other-name:6443")  # client-go's BuildConfigFromFlags
+    assert (explicit.server, explicit.credentials.token) == ("https://other-name:6443", "secret")
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))
     assert client_config().server == "http://localhost:8080"  # kubectl's fallback
     client = new_client(master="http://127.0.0.1:9", qps=5, burst=7)

@@ -29,11 +29,11 @@ exactly as written (the certificates name 127.0.0.1 too, so loopback passes TLS 
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
 import re
-import socket
 import ssl
 import subprocess
 import sys
@@ -336,7 +336,8 @@ def test_the_stack_comes_up_from_the_compose_commands(
         api = start("apiserver")
         wait_for(lambda: running(api) or admin_http.get("/readyz", timeout=2).status_code == 200,
                  timeout=30, what="the API server /readyz")  # fmt: skip
-        assert not port_open(ports["apiserver"]), "--port=0: the API server must not serve plain HTTP"
+        assert api.proc is not None  # --port=0: HTTPS is the one port it listens on
+        assert listening_ports(api.proc.pid) == {secure_port}, "the API server must serve no plain HTTP port"
         others = [start(name) for name in COMPONENTS[1:]]
 
         def three_ready_nodes() -> bool:
@@ -432,9 +433,22 @@ def _admin_ssl(admin_conf: Path) -> ssl.SSLContext:
     return load_kubeconfig(admin_conf).credentials().ssl_context()
 
 
-def port_open(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
+def listening_ports(pid: int) -> set[int]:
+    """The TCP ports a process listens on: its socket inodes (/proc/<pid>/fd) found in the kernel's
+    tables in state LISTEN (0A)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):  # closed meanwhile
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if link.startswith("socket:["):
+                inodes.add(link[len("socket:[") : -1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
 
 
 def _cluster_ip(http: httpx.Client, namespace: str, name: str) -> str:
