@@ -21,6 +21,8 @@ Rewrite rules (containers have their own network namespace, DNS and volumes; one
 - `--port N`, `--health-port N`, `--secure-port N` -> free ports per service (three kubelets
   cannot all have 10250); `--port=0` (the API server's: no plain port) stays 0;
 - `--bind-address 0.0.0.0` -> 127.0.0.1 (tests listen on loopback only);
+- `--metric-resolution 15s` -> 1s (metrics-server needs two scrapes for a rate: half a minute as
+  written; the real-engine test runs it unchanged);
 - `--address <service>`    -> 127.0.0.1 (a service name resolves only inside the compose network);
 - a healthcheck's `127.0.0.1:N` -> 127.0.0.1:<that service's free port>.
 Nothing else changes: node names, pod CIDRs, certificates' names, --leader-elect and so on run
@@ -241,7 +243,7 @@ def test_the_etcd_command_uses_only_flags_etcd_knows(services: dict[str, Any]) -
 def rewrite(command: list[str], urls: dict[str, str], port: int, health: int = 0, secure: int = 0) -> list[str]:
     """A compose command, made runnable on this host (the rules in the module docstring)."""
     values = {"--port": str(port), "--health-port": str(health), "--secure-port": str(secure),
-              "--bind-address": "127.0.0.1", "--address": "127.0.0.1"}  # fmt: skip
+              "--bind-address": "127.0.0.1", "--address": "127.0.0.1", "--metric-resolution": "1s"}  # fmt: skip
     out = []
     for arg in command:
         for compose_url, local_url in urls.items():
