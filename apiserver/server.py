@@ -138,14 +138,14 @@ class APIServer:
             },
         )
 
-        await self._label_skip_mirror(ep_rt)
         await self._bootstrap_discovery_and_priorities()
 
     async def _reconcile_own_endpoints(self, svc_rt: ResourceType, ep_rt: ResourceType, slice_rt: ResourceType) -> None:
         """The `kubernetes` Service leads to this server as it runs now: a restart with another
         address or port (HTTPS added, the plain port dropped) rewrites the target port, the
         Endpoints and the EndpointSlice that an earlier start created — kube-apiserver's endpoint
-        reconciler does the same."""
+        reconciler does the same. The Endpoints carry skip-mirror, as kube-apiserver's: the slice is
+        written here, so the mirroring controller keeps off (data from before the label gets it)."""
         from apiserver.handlers.update import update_object
 
         address, port = self.config.advertise_address, self.config.advertise_port
@@ -157,7 +157,9 @@ class APIServer:
 
         def endpoints(old: dict[str, Any]) -> dict[str, Any]:
             subset = {"addresses": [{"ip": address}], "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}
-            return {**old, "subsets": [subset]}
+            meta = old["metadata"]
+            labels = {**(meta.get("labels") or {}), SKIP_MIRROR: "true"}
+            return {**old, "metadata": {**meta, "labels": labels}, "subsets": [subset]}
 
         def endpoint_slice(old: dict[str, Any]) -> dict[str, Any]:
             return {**old, "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
@@ -167,20 +169,6 @@ class APIServer:
             current = await self.store(rt).get("default", "kubernetes")
             if change(current) != current:
                 await update_object(self, rt, "default", "kubernetes", change)
-
-    async def _label_skip_mirror(self, ep_rt: ResourceType) -> None:
-        """As kube-apiserver's: the `kubernetes` slice is written below, so its Endpoints carry
-        skip-mirror and the mirroring controller keeps off. Data from before that label was
-        written gets it here."""
-        from apiserver.handlers.update import update_object
-
-        def labelled(old: dict[str, Any]) -> dict[str, Any]:
-            meta = old["metadata"]
-            return {**old, "metadata": {**meta, "labels": {**(meta.get("labels") or {}), SKIP_MIRROR: "true"}}}
-
-        current = await self.store(ep_rt).get("default", "kubernetes")
-        if (current["metadata"].get("labels") or {}).get(SKIP_MIRROR) != "true":
-            await update_object(self, ep_rt, "default", "kubernetes", labelled)
 
     async def _bootstrap_discovery_and_priorities(self) -> None:
         """The `kubernetes` Service's EndpointSlice (what kube-proxy and `kubectl describe svc`
