@@ -4,7 +4,8 @@ uvicorn serves one socket per Server; two Servers share the app here. The first 
 runs the app's lifespan (the watch caches, bootstrap objects), and only once it is up does the
 second begin to listen, so no request reaches a server that is not ready. A SIGTERM or Ctrl-C
 stops both. The secure port asks for a client certificate but does not require one
-(`--client-ca-file` set): a certificate is one way to authenticate, a token another.
+(`--client-ca-file` set): a certificate is one way to authenticate, a token another. Its
+connections join the writes of one loop pass into one TLS record (tls_writes.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import uvicorn
 
 from api import eventloop
 from apiserver.config import ServerConfig
+from apiserver.tls_writes import CoalescingHttpToolsProtocol
 
 
 class _Server(uvicorn.Server):
@@ -53,7 +55,8 @@ def _configs(app: Any, config: ServerConfig, **common: Any) -> list[uvicorn.Conf
         tls: dict[str, Any] = {"ssl_certfile": config.tls_cert_file, "ssl_keyfile": config.tls_private_key_file}
         if config.client_ca_file:
             tls.update(ssl_ca_certs=config.client_ca_file, ssl_cert_reqs=ssl.CERT_OPTIONAL)
-        configs.append(uvicorn.Config(app, host=config.bind_address, port=config.secure_port, **tls, **common))
+        configs.append(uvicorn.Config(app, host=config.bind_address, port=config.secure_port,
+                                      http=CoalescingHttpToolsProtocol, **tls, **common))  # fmt: skip
     for i, cfg in enumerate(configs):
         cfg.lifespan = "on" if i == 0 else "off"
     return configs
