@@ -83,8 +83,18 @@ class APIFront:
 
     async def _secured(self, security: Security, scope: Scope, receive: Receive, send: Send) -> None:
         """Authenticate and authorize (apiserver/auth/), then serve; audit whatever happened."""
-        headers = [(bytes(k).decode("latin-1").lower(), bytes(v).decode("latin-1")) for k, v in scope["headers"]]
-        query = {k: v[0] for k, v in parse_qs(scope.get("query_string", b"").decode("latin-1")).items()}
+        # One pass over the raw headers (their names are lower-case in ASGI): the credential, and
+        # whether any are decoded at all — only impersonation and the audit log read the others.
+        authorization, impersonating = b"", False
+        for key, value in scope["headers"]:
+            if key == b"authorization":
+                authorization = value
+            elif key.startswith(b"impersonate-"):
+                impersonating = True
+        headers = ([(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+                   if impersonating or security.audit is not None else [])  # fmt: skip
+        raw_query = scope.get("query_string", b"")
+        query = {k: v[0] for k, v in parse_qs(raw_query.decode("latin-1")).items()} if raw_query else {}
         attrs = request_attributes(scope["method"], scope["path"], query)
         received, code = (AuditLog.now() if security.audit is not None else ""), [0]
 
@@ -98,7 +108,9 @@ class APIFront:
         local_port = (scope.get("server") or ("", 0))[1]
         decision, allowed = None, False
         try:
-            decision = await security.identify(attrs, headers, local_port, _peer_certificate(send))
+            decision = await security.identify(
+                attrs, authorization.decode("latin-1"), headers, local_port, _peer_certificate(send)
+            )
             security.authorize(decision)
             allowed = True
         except errors.StatusError as exc:

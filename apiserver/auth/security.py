@@ -63,20 +63,20 @@ class Security:
         return bool(self.secure_port) and local_port == self.secure_port
 
     async def identify(
-        self, attrs: RequestAttributes, headers: list[tuple[str, str]], local_port: int, peer_certificate: bytes | None,
+        self, attrs: RequestAttributes, authorization: str, headers: list[tuple[str, str]], local_port: int,
+        peer_certificate: bytes | None,
     ) -> Decision:  # fmt: skip
         """Who sends the request, and who it acts as: 401 for bad credentials, 403 for an
-        impersonation the sender may not do."""
+        impersonation the sender may not do. `headers` holds at least the Impersonate-* ones."""
         if not self.is_secure(local_port):
             return Decision(UNSECURED, UNSECURED, attrs)
-        authorization = next((v for k, v in headers if k == "authorization"), "")
         try:
             real = await self.authenticator.authenticate(authorization, peer_certificate)
         except Unauthorized:
             raise errors.unauthorized() from None
-        decision = Decision(real, real, attrs)
-        decision.user = impersonate(real, headers, self.authorizer.allowed)
-        return decision
+        if not headers:
+            return Decision(real, real, attrs)
+        return Decision(impersonate(real, headers, self.authorizer.allowed), real, attrs)
 
     def authorize(self, decision: Decision) -> None:
         """403 unless the user may do what the request asks."""

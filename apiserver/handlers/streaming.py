@@ -93,7 +93,8 @@ class StreamingFront:
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         attrs = request_attributes("GET", scope["path"], query)
         local_port = (scope.get("server") or ("", 0))[1]
-        decision = await security.identify(attrs, headers, local_port, _peer_certificate(send))
+        authorization = next((v for k, v in headers if k == "authorization"), "")
+        decision = await security.identify(attrs, authorization, headers, local_port, _peer_certificate(send))
         security.authorize(decision)  # get pods/exec: the handshake's own verb
         security.authorizer.authorize(decision.user, replace(attrs, verb="create"))  # and create, always
         return await locate_container(server, namespace, name, query.get("container"), what=action)
