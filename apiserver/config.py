@@ -44,6 +44,7 @@ class ServerConfig:
     service_account_issuers: list[str] = field(default_factory=list)
     service_account_signing_key_file: str = ""  # the TokenRequest API signs with it
     service_account_lookup: bool = True
+    service_account_max_token_seconds: int = 0  # TokenRequest tokens live at most this long (0: no cap)
     anonymous_auth: bool = True
     authorization_mode: str = "AlwaysAllow"
     audit_log_path: str = ""

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from api.duration import parse_duration
 from apiserver.config import ServerConfig
 
 cli = typer.Typer(add_completion=False, help="The mini-k8s API server: the Kubernetes REST API over etcd or SQLite.")
@@ -96,6 +97,14 @@ def run(
     service_account_signing_key_file: Annotated[
         str, typer.Option("--service-account-signing-key-file", help="Private key the TokenRequest API signs with.")
     ] = "",
+    service_account_max_token_expiration: Annotated[
+        str,
+        typer.Option(
+            "--service-account-max-token-expiration",
+            help="Longest life of a TokenRequest token (e.g. 1h); a longer request gets this. 0: no cap. "
+            "Unlike kube-apiserver (at least 1h), any length is taken, so a lab can watch tokens renewed.",
+        ),
+    ] = "0",
     service_account_lookup: Annotated[
         bool, typer.Option("--service-account-lookup", help="Refuse tokens whose Secret or account is gone.")
     ] = True,
@@ -155,6 +164,7 @@ def run(
         service_account_issuers=service_account_issuer or [],
         service_account_signing_key_file=service_account_signing_key_file,
         service_account_lookup=service_account_lookup,
+        service_account_max_token_seconds=_token_seconds(service_account_max_token_expiration),
         anonymous_auth=anonymous_auth,
         authorization_mode=authorization_mode,
         audit_log_path=audit_log_path,
@@ -190,6 +200,17 @@ def run(
     from apiserver.serving import serve
 
     serve(create_app(config), config, log_level="warning" if verbosity < 2 else "info", access_log=verbosity >= 3)
+
+
+def _token_seconds(text: str) -> int:
+    flag = "--service-account-max-token-expiration"
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint=flag) from None
+    if seconds < 0 or (0 < seconds < 1):
+        raise typer.BadParameter("must be 0 (no cap) or at least 1s", param_hint=flag)
+    return int(seconds)
 
 
 def main() -> None:

@@ -127,8 +127,12 @@ def downward_payload(pod: dict[str, Any], items: list[dict[str, Any]], default_m
     return out
 
 
-async def token_payload(client: Any, pod: dict[str, Any], source: dict[str, Any], mode: int) -> Payload:
-    """A projected serviceAccountToken: a TokenRequest bound to the pod (404 without a signing key)."""
+async def token_payload(
+    client: Any, pod: dict[str, Any], source: dict[str, Any], mode: int
+) -> tuple[Payload, int]:
+    """A projected serviceAccountToken: a TokenRequest bound to the pod (404 without a signing key),
+    and the seconds it was issued for — the answer's, which the API server may have shortened
+    (`--service-account-max-token-expiration`), as the kubelet's token manager reads it."""
     md, spec = pod.get("metadata") or {}, pod.get("spec") or {}
     account = spec.get("serviceAccountName") or "default"
     request: dict[str, Any] = {
@@ -144,7 +148,8 @@ async def token_payload(client: Any, pod: dict[str, Any], source: dict[str, Any]
     except StatusError as exc:
         raise SourceError(f'failed to fetch token: serviceaccounts "{account}" token request failed: {exc}') from None
     token = ((answer or {}).get("status") or {}).get("token") or ""
-    return {source.get("path") or "token": (token.encode(), mode)}
+    issued = ((answer or {}).get("spec") or {}).get("expirationSeconds") or request["spec"]["expirationSeconds"]
+    return {source.get("path") or "token": (token.encode(), mode)}, int(issued)
 
 
 async def projected_payload(client: Any, pod: dict[str, Any], volume: dict[str, Any],
@@ -165,9 +170,8 @@ async def projected_payload(client: Any, pod: dict[str, Any], volume: dict[str, 
             elif source.get("downwardAPI") is not None:
                 out.update(downward_payload(pod, source["downwardAPI"].get("items") or [], mode, allocatable))
             elif source.get("serviceAccountToken") is not None:
-                token = source["serviceAccountToken"]
-                out.update(await token_payload(client, pod, token, mode))
-                life = int(token.get("expirationSeconds") or TOKEN_SECONDS)
+                payload, life = await token_payload(client, pod, source["serviceAccountToken"], mode)
+                out.update(payload)
                 due = time.time() + 0.8 * life
                 renew = due if renew is None else min(renew, due)
             else:

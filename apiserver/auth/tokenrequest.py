@@ -2,7 +2,8 @@
 
 The API server itself signs a short-lived ServiceAccount token (`--service-account-signing-key-file`,
 issuer the first `--service-account-issuer`) — unlike the legacy Secret tokens the
-controller-manager writes, it expires (`spec.expirationSeconds`, default 3600, at least 600),
+controller-manager writes, it expires (`spec.expirationSeconds`, default 3600, at least 600; never
+longer than `--service-account-max-token-expiration`, and the answer's spec says what was issued),
 names its audiences (default: the issuer, which is what this server accepts) and can be bound to
 a Pod or Secret (`spec.boundObjectRef`): serviceaccount_tokens.py refuses it once that object, or
 the account, is gone. Without a signing key the subresource does not exist (404), as in Kubernetes.
@@ -64,6 +65,9 @@ async def handle_token_request(server: APIServer, request: Request, info: Reques
     if not isinstance(seconds, int) or seconds < MIN_SECONDS:
         raise errors.invalid("TokenRequest", "authentication.k8s.io", info.name, [errors.invalid_value(
             "spec.expirationSeconds", seconds, "may not specify a duration less than 10 minutes")])  # fmt: skip
+    cap = server.config.service_account_max_token_seconds
+    if cap and seconds > cap:  # --service-account-max-token-expiration: issued for the cap, which the answer says
+        seconds = cap
     # admission sees the TokenRequest as sent (NodeRestriction: a kubelet's token must be bound to its own pod)
     await server.admission.admit(Attributes("CREATE", info.rt, info.namespace, info.name, body, None, "token"))
     sa = await server.store(info.rt).get(info.namespace, info.name)
