@@ -1,23 +1,25 @@
 """autoscaling/v1 HorizontalPodAutoscalers, served by conversion from the stored autoscaling/v2 object.
 
-Kubernetes stores one HPA and serves it in every version it knows. v1 has a single metric,
+Why: Kubernetes stores one HPA and serves it in every version it knows. v1 has a single metric,
 `spec.targetCPUUtilizationPercentage`, which is v2's `Resource` metric `cpu` with an
-`Utilization` target; status carries `currentCPUUtilizationPercentage`. `kubectl autoscale`
-(1.32) still POSTs autoscaling/v1, so this is what makes it work.
+`averageUtilization` target; status carries `currentCPUUtilizationPercentage`. `kubectl autoscale`
+(1.32) still POSTs autoscaling/v1, so this is what makes it work. What v1 cannot say (other
+metrics, `behavior`, current metrics, conditions) travels in annotations of the v1 view, as in
+Kubernetes: hpa_v1_conversion.py.
 
 How: a v1 request is answered by the v2 handlers. Its JSON body is converted v1 -> v2 before they
 read it, and every object in the answer (one object, a list, a watch event) v2 -> v1 on the way
 out. Tables and Status bodies pass as they are. A v1 PATCH is applied to the v1 view of the stored
-object (what the client read), then converted back; what v1 cannot express (other metrics,
-`behavior`) is kept from the stored object, so `kubectl patch hpa` through v1 does not erase a v2
-user's settings. Server-side apply through v1 is refused (405): its field ownership is kept in v2
-paths; apply autoscaling/v2 instead.
+object (what the client read, annotations included), then converted back, so `kubectl patch hpa`
+through v1 keeps a v2 user's settings unless the patch changes those annotations. Server-side
+apply through v1 is refused (405): its field ownership is kept in v2 paths; apply autoscaling/v2
+instead.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from fastapi import Request, Response
@@ -31,75 +33,10 @@ from apiserver.handlers import dryrun
 from apiserver.handlers.apply import update_tracker
 from apiserver.handlers.common import json_response, read_body
 from apiserver.handlers.update import apply_patch, update_object
+from apiserver.hpa_v1_conversion import V1, to_v1, to_v2
 from apiserver.routing import RequestInfo
 
 Obj = dict[str, Any]
-V1, V2 = "autoscaling/v1", "autoscaling/v2"
-
-
-def _cpu_target(metrics: list[Obj]) -> int | None:
-    for metric in metrics:
-        resource = metric.get("resource") or {}
-        target = resource.get("target") or {}
-        if metric.get("type") == "Resource" and resource.get("name") == "cpu" and target.get("type") == "Utilization":
-            value = target.get("averageUtilization")
-            return value if isinstance(value, int) else None
-    return None
-
-
-def to_v2(obj: Obj) -> Obj:
-    """A v1 HPA as autoscaling/v2 (what is stored)."""
-    out = {k: v for k, v in obj.items() if k not in ("spec", "status")}
-    out["apiVersion"] = V2
-    spec = dict(obj.get("spec") or {})
-    cpu = spec.pop("targetCPUUtilizationPercentage", None)
-    if cpu is not None:
-        spec["metrics"] = [{"type": "Resource", "resource": {
-            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": cpu}}}]
-    out["spec"] = spec
-    if "status" in obj:
-        status = dict(obj.get("status") or {})
-        current = status.pop("currentCPUUtilizationPercentage", None)
-        if current is not None:
-            status["currentMetrics"] = [{"type": "Resource", "resource": {
-                "name": "cpu", "current": {"averageUtilization": current}}}]
-        out["status"] = status
-    return out
-
-
-def to_v1(obj: Obj) -> Obj:
-    """A stored v2 HPA as autoscaling/v1: the CPU utilization metric only."""
-    if obj.get("kind") != "HorizontalPodAutoscaler":
-        return obj
-    out = {k: v for k, v in obj.items() if k not in ("spec", "status")}
-    out["apiVersion"] = V1
-    spec = {k: v for k, v in (obj.get("spec") or {}).items() if k not in ("metrics", "behavior")}
-    cpu = _cpu_target((obj.get("spec") or {}).get("metrics") or [])
-    if cpu is not None:
-        spec["targetCPUUtilizationPercentage"] = cpu
-    out["spec"] = spec
-    if "status" in obj:
-        src = obj.get("status") or {}
-        status = {k: v for k, v in src.items() if k not in ("currentMetrics", "conditions")}
-        for metric in src.get("currentMetrics") or []:
-            resource = metric.get("resource") or {}
-            value = (resource.get("current") or {}).get("averageUtilization")
-            if metric.get("type") == "Resource" and resource.get("name") == "cpu" and value is not None:
-                status["currentCPUUtilizationPercentage"] = value
-        out["status"] = status
-    return out
-
-
-def _keep_what_v1_cannot_say(new: Obj, old: Obj) -> Obj:
-    """`new` (converted from v1) with the stored object's non-CPU metrics and `behavior`."""
-    old_spec, spec = old.get("spec") or {}, new.setdefault("spec", {})
-    if "behavior" in old_spec:
-        spec["behavior"] = old_spec["behavior"]
-    others = [m for m in old_spec.get("metrics") or [] if _cpu_target([m]) is None]
-    if others:
-        spec["metrics"] = (spec.get("metrics") or []) + others
-    return new
-
 
 async def _patch(server: Any, request: Request, v1: ResourceType, info: RequestInfo) -> Response:
     ctype = request.headers.get("content-type")
@@ -113,9 +50,8 @@ async def _patch(server: Any, request: Request, v1: ResourceType, info: RequestI
     patch = codec.decode_body(raw, codec.JSON, allow=codec.PATCH_TYPES)
     assert info.name is not None
 
-    def patched(old: Obj) -> Obj:
-        new = to_v2(apply_patch(v1, to_v1(old), patch, ctype))
-        return _keep_what_v1_cannot_say(new, old)
+    def patched(old: Obj) -> Obj:  # the v1 view carries what v1 cannot say in its annotations
+        return to_v2(apply_patch(v1, to_v1(old), patch, ctype))
 
     new = await update_object(
         server, info.rt, info.namespace, info.name, patched, subresource=info.subresource, dry_run=dry_run,
@@ -132,7 +68,7 @@ def _out(body: Any) -> Any:
     return to_v1(body) if isinstance(body, dict) else body
 
 
-async def _converted_lines(stream: AsyncIterator[Any]) -> AsyncIterator[bytes]:
+async def _converted_lines(stream: AsyncIterable[Any]) -> AsyncIterator[bytes]:
     pending = b""
     async for chunk in stream:
         pending += chunk.encode() if isinstance(chunk, str) else bytes(chunk)
