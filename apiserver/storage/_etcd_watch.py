@@ -7,6 +7,8 @@ aetcd's generated stubs instead, and keep it honest with a heartbeat:
 
 - every `keepalive` seconds we send a `WatchProgressRequest`; etcd answers on the same stream
   with an empty response carrying its current revision (watch_id -1);
+- the same request is sent at once when the watcher asks for progress (ProgressRequests), and
+  each such empty response is yielded as a PROGRESS event;
 - so a live stream always produces *something* within `keepalive` seconds; if nothing arrives
   within `keepalive + timeout` the server is presumed dead and the iterator ends with
   Unavailable. A killed etcd closes the socket and is noticed at once.
@@ -30,7 +32,7 @@ import grpc
 from aetcd.rpc import WatchStub, kv_pb2, rpc_pb2
 
 from apiserver.storage._etcd_errors import channel_closed_is_unavailable, translate
-from apiserver.storage.interface import Compacted, StorageError, Unavailable, WatchEvent
+from apiserver.storage.interface import Compacted, ProgressRequests, StorageError, Unavailable, WatchEvent
 
 _PUT = kv_pb2.Event.PUT
 
@@ -49,8 +51,11 @@ async def watch_stream(
     decode_key: Callable[[bytes], str],
     timeout: float,
     keepalive: float,
+    progress: ProgressRequests | None = None,
 ) -> AsyncIterator[WatchEvent]:
-    """Yield every change in [key, range_end) from `start_revision` (0 = from now on)."""
+    """Yield every change in [key, range_end) from `start_revision` (0 = from now on), and a
+    PROGRESS event for each progress notification etcd sends (asked for by `progress` or by the
+    heartbeat)."""
     what = f"watch {decode_key(key)!r}"
     with channel_closed_is_unavailable(what):
         call = stub.Watch(metadata=REQUIRE_LEADER)
@@ -70,7 +75,7 @@ async def watch_stream(
         if not first.created:
             raise StorageError(f"{what}: etcd did not confirm the watch: {first}")
         _check_canceled(first, start_revision, what)
-        heartbeat = asyncio.create_task(_heartbeat(call, keepalive))
+        heartbeat = asyncio.create_task(_heartbeat(call, keepalive, progress))
 
         while True:
             try:
@@ -78,6 +83,12 @@ async def watch_stream(
             except grpc.aio.AioRpcError as err:
                 raise translate(err, what) from err
             _check_canceled(resp, start_revision, what)
+            if not resp.events and not resp.created:
+                # a progress notification: every change up to this revision has been sent (only a
+                # watcher that takes progress hears of it; to others it was only a heartbeat)
+                if progress is not None and resp.header.revision:
+                    yield WatchEvent("PROGRESS", "", None, resp.header.revision)
+                continue
             for ev in resp.events:
                 yield _to_event(ev, decode_key)
     finally:
@@ -91,8 +102,11 @@ async def watch_stream(
 async def _read(call: grpc.aio.StreamStreamCall, within: float, what: str) -> rpc_pb2.WatchResponse:
     """The next response, or Unavailable when the stream ends or stays silent for too long."""
     try:
+        # asyncio.timeout, not wait_for: no task per message, so a busy loop still reads the
+        # stream at one turn per message (the watch cache must keep up with etcd under load)
         with channel_closed_is_unavailable(what):
-            resp = await asyncio.wait_for(call.read(), within)
+            async with asyncio.timeout(within):
+                resp = await call.read()
     except TimeoutError:
         raise Unavailable(f"{what}: no answer from etcd for {within:.1f}s") from None
     if resp is grpc.aio.EOF:
@@ -107,11 +121,17 @@ def _check_canceled(resp: rpc_pb2.WatchResponse, start_revision: int, what: str)
         raise Unavailable(f"{what}: etcd canceled the watch: {resp.cancel_reason or 'no reason given'}")
 
 
-async def _heartbeat(call: grpc.aio.StreamStreamCall, every: float) -> None:
-    """Ask for a progress notification every `every` seconds (proves the stream is alive)."""
+async def _heartbeat(call: grpc.aio.StreamStreamCall, every: float, progress: ProgressRequests | None) -> None:
+    """Ask for a progress notification every `every` seconds (proves the stream is alive), and
+    at once whenever the watcher asks (`progress`)."""
     request = rpc_pb2.WatchRequest(progress_request=rpc_pb2.WatchProgressRequest())
     while True:
-        await asyncio.sleep(every)
+        if progress is None:
+            await asyncio.sleep(every)
+        else:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(progress.wanted.wait(), every)
+            progress.take()
         try:
             await call.write(request)
         except Exception:

@@ -26,21 +26,31 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from apiserver.storage.interface import Unavailable, WatchEvent
+from apiserver.storage.interface import ProgressRequests, Unavailable, WatchEvent
 
 # read_page(prefix, start) -> (events from `start` on, oldest first; True if the page was cut short)
 ReadPage = Callable[[str, int], Awaitable[tuple[list[WatchEvent], bool]]]
 
 
+PROGRESS_DUE = object()  # Subscriber.next(): the inbox is empty and progress was asked for
+
+
 class Subscriber:
     """One watcher's bounded inbox for live events."""
 
-    def __init__(self, prefix: str, queue_size: int) -> None:
+    def __init__(self, prefix: str, queue_size: int, progress: ProgressRequests | None = None) -> None:
         self.prefix = prefix
         self._events: deque[WatchEvent] = deque()
         self._queue_size = queue_size
         self._wakeup = asyncio.Event()
         self._state: str = "live"  # "live" | "overflowed" | "closed"
+        self.progress = progress
+        if progress is not None:
+            progress.listen(self._wakeup.set)
+
+    def detach(self) -> None:
+        if self.progress is not None:
+            self.progress.unlisten(self._wakeup.set)
 
     def offer(self, events: list[WatchEvent]) -> None:
         """Called by the broadcast (on the event loop); never blocks the writer."""
@@ -63,15 +73,21 @@ class Subscriber:
         self._events.clear()
         self._wakeup.set()
 
-    async def next(self) -> WatchEvent | None:
-        """The next live event; None if this inbox overflowed; Unavailable if the store closed."""
-        while not self._events and self._state == "live":
+    def _progress_asked(self) -> bool:
+        return self.progress is not None and self.progress.wanted.is_set()
+
+    async def next(self) -> WatchEvent | object | None:
+        """The next live event; PROGRESS_DUE when none is queued and progress was asked for; None
+        if this inbox overflowed; Unavailable if the store closed."""
+        while not self._events and self._state == "live" and not self._progress_asked():
             self._wakeup.clear()
             await self._wakeup.wait()
         if self._state == "closed":
             raise Unavailable("the storage was closed")
         if self._events:
             return self._events.popleft()
+        if self._state == "live" and self.progress is not None and self.progress.take():
+            return PROGRESS_DUE
         return None
 
 
@@ -86,14 +102,15 @@ class Broadcast:
     def __len__(self) -> int:
         return len(self._subscribers)
 
-    def subscribe(self, prefix: str) -> Subscriber:
-        sub = Subscriber(prefix, self.queue_size)
+    def subscribe(self, prefix: str, progress: ProgressRequests | None = None) -> Subscriber:
+        sub = Subscriber(prefix, self.queue_size, progress)
         if self.closed:
             sub.close()
         self._subscribers.add(sub)
         return sub
 
     def unsubscribe(self, sub: Subscriber) -> None:
+        sub.detach()
         self._subscribers.discard(sub)
 
     def publish(self, events: list[WatchEvent]) -> None:
@@ -107,9 +124,14 @@ class Broadcast:
 
 
 async def watch_stream(
-    broadcast: Broadcast, read_page: ReadPage, prefix: str, next_rev: int
-) -> AsyncIterator[WatchEvent]:
-    """Every change under `prefix` from `next_rev` on, in order, once (see the module docstring)."""
+    broadcast: Broadcast, read_page: ReadPage, prefix: str, next_rev: int,
+    progress: ProgressRequests | None = None, current: Callable[[], int] = lambda: 0,
+) -> AsyncIterator[WatchEvent]:  # fmt: skip
+    """Every change under `prefix` from `next_rev` on, in order, once (see the module docstring).
+
+    Progress (ProgressRequests) is answered while following the broadcast, when the inbox is
+    empty: the broadcast hands each commit to every inbox before its writer hears back, so an
+    empty inbox means every change up to the store's newest revision (`current()`) was yielded."""
     sub: Subscriber | None = None
     try:
         while True:
@@ -122,13 +144,19 @@ async def watch_stream(
                 if not cut_short:
                     break
             if sub is None:
-                sub = broadcast.subscribe(prefix)  # step 2, then read the table once more
+                sub = broadcast.subscribe(prefix, progress)  # step 2, then read the table once more
                 continue
             # Step 4: live events until the store closes (raises) or our inbox overflows (None).
-            while (event := await sub.next()) is not None:
-                if event.revision >= next_rev:
-                    yield event
-                    next_rev = event.revision + 1
+            while (item := await sub.next()) is not None:
+                if item is PROGRESS_DUE:
+                    reached = max(current(), next_rev - 1)
+                    yield WatchEvent("PROGRESS", "", None, reached)
+                    next_rev = reached + 1
+                    continue
+                assert isinstance(item, WatchEvent)
+                if item.revision >= next_rev:
+                    yield item
+                    next_rev = item.revision + 1
             broadcast.unsubscribe(sub)
             sub = None
     finally:

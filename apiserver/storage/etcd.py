@@ -53,6 +53,7 @@ from apiserver.storage.interface import (
     KeyValue,
     ListResult,
     NotFound,
+    ProgressRequests,
     Storage,
     StorageError,
     TooLarge,
@@ -295,7 +296,9 @@ class EtcdStorage(Storage):
 
     # --- watch ------------------------------------------------------------------------------
 
-    async def watch(self, prefix: str, start_revision: int) -> AsyncIterator[WatchEvent]:
+    async def watch(
+        self, prefix: str, start_revision: int, progress: ProgressRequests | None = None
+    ) -> AsyncIterator[WatchEvent]:
         """Watch through the member in use; when the stream fails, the next watch uses another one.
 
         The caller (the watch cache) re-watches from its last revision + 1, so moving to another
@@ -312,6 +315,7 @@ class EtcdStorage(Storage):
                 decode_key=self._decode_key,
                 timeout=self.timeout,
                 keepalive=self.watch_keepalive,
+                progress=progress,
             ):
                 yield event
         except Unavailable:

@@ -18,7 +18,8 @@ Revisions:
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -26,7 +27,9 @@ from typing import Literal
 # both backends behave alike.
 MAX_VALUE_BYTES = 1536 * 1024
 
-EventType = Literal["ADDED", "MODIFIED", "DELETED"]
+# PROGRESS is no change: "every change under the prefix up to `revision` has been yielded" — the
+# answer to a ProgressRequests.request() (etcd's progress notification), with key "" and no value.
+EventType = Literal["ADDED", "MODIFIED", "DELETED", "PROGRESS"]
 
 
 class StorageError(Exception):
@@ -93,6 +96,37 @@ class WatchEvent:
     prev_value: bytes | None = None  # the value before this change (always set for DELETED)
 
 
+class ProgressRequests:
+    """A watcher's way to ask its stream "how far have you got?" — etcd's RequestProgress.
+
+    After `request()`, the stream yields a PROGRESS event once everything committed so far under
+    its prefix has been yielded, carrying the revision it has reached (the store's, not just the
+    prefix's last change). The watch cache uses it to know that it is fresh enough to serve a
+    consistent LIST (handlers/read.py). A stream given one may also yield PROGRESS unasked (etcd
+    answers its keep-alive requests the same way); a stream given none never yields PROGRESS."""
+
+    def __init__(self) -> None:
+        self.wanted = asyncio.Event()
+        self._listeners: set[Callable[[], None]] = set()
+
+    def request(self) -> None:
+        self.wanted.set()
+        for wake in list(self._listeners):
+            wake()
+
+    def take(self) -> bool:
+        """True (once) if progress was asked for since the last take()."""
+        asked = self.wanted.is_set()
+        self.wanted.clear()
+        return asked
+
+    def listen(self, wake: Callable[[], None]) -> None:
+        self._listeners.add(wake)
+
+    def unlisten(self, wake: Callable[[], None]) -> None:
+        self._listeners.discard(wake)
+
+
 class Storage(abc.ABC):
     """An async key-value store with a global revision, CAS writes, paging and watch."""
 
@@ -134,8 +168,11 @@ class Storage(abc.ABC):
         """
 
     @abc.abstractmethod
-    def watch(self, prefix: str, start_revision: int) -> AsyncIterator[WatchEvent]:
-        """Yield every change under `prefix` with revision >= `start_revision`, in order, once.
+    def watch(
+        self, prefix: str, start_revision: int, progress: ProgressRequests | None = None
+    ) -> AsyncIterator[WatchEvent]:
+        """Yield every change under `prefix` with revision >= `start_revision`, in order, once;
+        and a PROGRESS event after each `progress.request()` (see ProgressRequests).
 
         `start_revision` 0 means "from now on". Raises Compacted (on first iteration) when
         `start_revision` is below the compacted revision, and Unavailable when the store goes
