@@ -41,5 +41,12 @@ class Metrics:
             registry=self.registry,
         )
 
+        self.consistent_reads = Counter(  # exposed as apiserver_watch_cache_consistent_read_total
+            "apiserver_watch_cache_consistent_read",
+            "Consistent LISTs served from the watch cache (fallback: read from storage instead).",
+            ["resource", "success", "fallback"],
+            registry=self.registry,
+        )
+
     def render(self) -> bytes:
         return generate_latest(self.registry)

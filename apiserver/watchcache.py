@@ -129,8 +129,11 @@ class WatchCache:
         # storage key → the synthetic ADDED event a new watch starts with, shared by every watcher
         # so each object is serialised once however many watches start (200 `get -w` at once)
         self.added: dict[str, CacheEvent] = {}
-        self.revision = 0  # newest revision this cache reflects
+        self.revision = 0  # newest revision this cache reflects (changes, or progress from storage)
+        self.generation = 0  # moves with every change of content (not with progress)
         self.oldest = 0  # every change after this revision is in the ring
+        self._progress = storage.ProgressRequests()
+        self._caught_up = asyncio.Event()  # set (and replaced) whenever `revision` moves
         self.subscribers: set[Subscriber] = set()
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -162,7 +165,9 @@ class WatchCache:
         self.added = {}
         self.raw = {kv.key: (kv.value, kv.revision) for kv in res.items}
         self.revision = self.oldest = res.revision
+        self.generation += 1
         self.ring.clear()
+        self._moved()
 
     async def _run(self) -> None:
         backoff = 0.05
@@ -171,8 +176,13 @@ class WatchCache:
                 if not self._ready.is_set():
                     await self._load()
                     self._ready.set()
-                async for ev in self.storage.watch(self.prefix, self.revision + 1):
-                    self._apply(ev)
+                async for ev in self.storage.watch(self.prefix, self.revision + 1, self._progress):
+                    if ev.type == "PROGRESS":
+                        if ev.revision > self.revision:
+                            self.revision = ev.revision
+                            self._moved()
+                    else:
+                        self._apply(ev)
                     backoff = 0.05
             except asyncio.CancelledError:
                 raise
@@ -213,6 +223,8 @@ class WatchCache:
             self.oldest = self.ring[0].revision
         self.ring.append(ce)
         self.revision = ev.revision
+        self.generation += 1
+        self._moved()
         for s in list(self.subscribers):
             s.offer(ce)
 
@@ -244,6 +256,40 @@ class WatchCache:
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)
+
+    def _moved(self) -> None:
+        self._caught_up.set()
+        self._caught_up = asyncio.Event()
+
+    async def wait_fresh(self, revision: int, timeout: float) -> bool:
+        """Wait until this cache reflects every change up to `revision` (asking storage for
+        progress, as Kubernetes' cacher asks etcd); False if it has not within `timeout`."""
+        await self.start()
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.revision < revision:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return False
+            moved = self._caught_up
+            self._progress.request()
+            try:
+                await asyncio.wait_for(moved.wait(), left)
+            except TimeoutError:
+                return self.revision >= revision
+        return True
+
+    async def entries(self) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+        """(storage key, object) of every current object, and the revision they reflect."""
+        await self.start()
+        return list(self.objects.items()), self.revision
+
+    def object_json(self, key: str, obj: dict[str, Any]) -> bytes:
+        """`obj` (a current object of `key`, from entries()) as JSON, serialised once and shared
+        with the watches that start with it — so a LIST from the cache of 2,000 unchanged pods
+        joins 2,000 byte strings instead of encoding 2,000 objects."""
+        if self.objects.get(key) is not obj:  # changed since the caller took it: not cached
+            return dumps(obj)
+        return self._added(key, obj).object_json()
 
     async def snapshot(self) -> tuple[list[dict[str, Any]], int]:
         """Current objects and the revision they reflect (serves `resourceVersion=0` lists)."""

@@ -83,7 +83,7 @@ async def _record(server: APIServer, api_service: dict[str, Any], verdict: tuple
 
 def _fingerprint(server: APIServer) -> tuple[int, ...]:
     keys = ("apiservices.apiregistration.k8s.io", "services", "endpoints")
-    return tuple(server.cache(rt).revision for rt in (registry.by_key(k) for k in keys) if rt is not None)
+    return tuple(server.cache(rt).generation for rt in (registry.by_key(k) for k in keys) if rt is not None)
 
 
 async def run(server: APIServer) -> None:

@@ -75,7 +75,7 @@ class Authorizer:
         if not self._caches:
             self._caches = [self.server.cache(registry.by_key(k)) for k in rbac.KINDS]  # type: ignore[arg-type]
         caches = self._caches
-        revisions = tuple(c.revision for c in caches)
+        revisions = tuple(c.generation for c in caches)
         if revisions != self._index.revisions:
             objects = {k: list(c.objects.values()) for k, c in zip(rbac.KINDS, caches, strict=True)}
             self._index = rbac.build_index(objects, revisions)

@@ -179,3 +179,28 @@ def _iter_watch(api: httpx.Client, url: str, params: dict) -> Iterator[dict]:
         for line in r.iter_lines():
             if line:
                 yield json.loads(line)
+
+
+def _consistent_reads(api: httpx.Client, resource: str) -> float:
+    prefix = f'apiserver_watch_cache_consistent_read_total{{fallback="false",resource="{resource}",success="true"}} '
+    line = next((x for x in api.get("/metrics").text.splitlines() if x.startswith(prefix)), prefix + "0")
+    return float(line.split()[-1])
+
+
+def test_a_consistent_list_is_served_from_the_watch_cache_once_it_caught_up(api: httpx.Client, ns: str) -> None:
+    """No resourceVersion: the latest state, which Kubernetes 1.31+ serves from the watch cache
+    after making sure it has seen the store's current revision (ConsistentListFromCache)."""
+    api.get(f"/api/v1/namespaces/{ns}/configmaps")  # the configmaps watch cache is running
+    made = api.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "seen"}})
+    assert made.status_code == 201, made.text
+    # a write of another kind: the store's revision moves past every configmap's
+    pod_rv = int(api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("mover")).json()["metadata"]["resourceVersion"])
+    before = _consistent_reads(api, "configmaps")
+    r = api.get(f"/api/v1/namespaces/{ns}/configmaps")
+    assert _names(r) == ["seen"]
+    # the list is as new as the store: its resourceVersion is at least the pod's
+    assert int(r.json()["metadata"]["resourceVersion"]) >= pod_rv
+    assert _consistent_reads(api, "configmaps") == before + 1
+    # a paged list is read from storage (the cache does not page), as in Kubernetes
+    assert _names(api.get(f"/api/v1/namespaces/{ns}/configmaps", params={"limit": "10"})) == ["seen"]
+    assert _consistent_reads(api, "configmaps") == before + 1
