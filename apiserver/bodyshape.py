@@ -9,6 +9,10 @@ A body's size in bytes (--max-request-bytes) says little about the work it cause
 So every decoded body is measured once, iteratively, counting shared nodes every time they are
 reachable (what a walk would pay), and refused with 400 past these limits. No real Kubernetes object
 comes near them. Numbers must also fit what Kubernetes' Go types can hold: int64 and finite floats.
+
+A JSON body cannot share or loop (json.loads builds a fresh tree), so `check_tree` measures it with
+a plain recursive walk — the same limits at a tenth of the cost (a pod's body: ~2 µs instead of
+~25; every create and update pays it).
 """
 
 from __future__ import annotations
@@ -66,3 +70,30 @@ def check_shape(doc: Any) -> None:
             if total > MAX_NODES:
                 raise errors.bad_request(f"the body expands to more than {MAX_NODES} values (YAML aliases?)")
             sizes[id(node)] = total
+
+
+def check_tree(doc: Any) -> None:
+    """check_shape for a body that is a tree (decoded JSON: no shared or cyclic nodes)."""
+    if _tree_nodes(doc, 1) > MAX_NODES:
+        raise errors.bad_request(f"the body expands to more than {MAX_NODES} values (YAML aliases?)")
+
+
+def _tree_nodes(node: Any, depth: int) -> int:
+    if isinstance(node, dict):
+        children: Any = node.values()
+    elif isinstance(node, list):
+        children = node
+    else:
+        _check_scalar(node)
+        return 1
+    if depth > MAX_DEPTH:
+        raise errors.bad_request(f"the body is nested more than {MAX_DEPTH} levels deep")
+    total = 1
+    for child in children:
+        if isinstance(child, dict | list):
+            total += _tree_nodes(child, depth + 1)
+        else:
+            if isinstance(child, int | float) and not isinstance(child, bool):
+                _check_scalar(child)
+            total += 1
+    return total

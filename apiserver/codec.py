@@ -22,7 +22,7 @@ import yaml
 
 from api import errors
 from apiserver import protobuf
-from apiserver.bodyshape import MAX_DEPTH, check_shape
+from apiserver.bodyshape import MAX_DEPTH, check_shape, check_tree
 
 JSON = "application/json"
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
@@ -131,7 +131,7 @@ def _load_json(raw: bytes) -> Any:
         raise errors.bad_request(f"error decoding JSON body: {exc}") from None
     except RecursionError:
         raise errors.bad_request(f"error decoding JSON body: nested more than {MAX_DEPTH} levels deep") from None
-    check_shape(doc)
+    check_tree(doc)
     if tracker.seen:
         _DUPLICATES.set(tuple(f'duplicate field "{path}"' for path in tracker.paths(doc)))
     return doc
