@@ -117,12 +117,14 @@ async def _cache_is_fresh(
     server: APIServer, request: Request, info: RequestInfo, limit: int, token: str | None
 ) -> bool:
     """May a consistent LIST (no resourceVersion) be served from the watch cache? Kubernetes 1.31+
-    (ConsistentListFromCache) does it when the list is not paged: it asks the store for its
+    (ConsistentListFromCache) does it when the list is not paged and the store's progress
+    notifications can be trusted (not on etcd before 3.4.31/3.5.13): it asks the store for its
     current revision and waits (up to 3 s) until the cache has caught up to it; if it has not,
     the list is read from the store."""
-    if limit or token or request.query_params.get("resourceVersionMatch"):
+    store = server.store(info.rt).storage
+    if limit or token or request.query_params.get("resourceVersionMatch") or not store.supports_progress:
         return False
-    current = await server.store(info.rt).storage.current_revision()
+    current = await store.current_revision()
     fresh = await server.cache(info.rt).wait_fresh(current, CONSISTENT_READ_WAIT_SECONDS)
     # as kube-apiserver counts them: a fallback read from storage is still a success
     server.metrics.consistent_reads.labels(info.rt.key, "true", "false" if fresh else "true").inc()

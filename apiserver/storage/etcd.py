@@ -36,11 +36,12 @@ prepended on the way in and stripped on the way out, so callers never see it.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
-from aetcd.rpc import kv_pb2, rpc_pb2
+from aetcd.rpc import MaintenanceStub, kv_pb2, rpc_pb2
 
 from apiserver.storage import _etcd_errors as errors
 from apiserver.storage._etcd_members import Member, Members
@@ -61,6 +62,7 @@ from apiserver.storage.interface import (
     WatchEvent,
 )
 
+log = logging.getLogger("apiserver.storage")
 _Compare = rpc_pb2.Compare
 _ROUND_PAUSE = 0.1  # seconds to wait after every member failed a request once, before the next round
 
@@ -120,12 +122,25 @@ class EtcdStorage(Storage):
                 except Unavailable as exc:
                     failures.append(f"{member.endpoint}: {exc}")
                     continue
+                storage.supports_progress = await storage._progress_is_reliable(member)
                 return storage
         except BaseException:
             await members.close()
             raise
         await members.close()
         raise Unavailable("no etcd endpoint reachable: " + "; ".join(failures))
+
+    async def _progress_is_reliable(self, member: Member) -> bool:
+        """Are this etcd's progress notifications ordered after the events they vouch for?
+        Fixed in 3.4.31, 3.5.13 and 3.6 (the versions Kubernetes requires before it serves
+        consistent LISTs from its watch cache)."""
+        try:
+            status = await MaintenanceStub(member.channel).Status(rpc_pb2.StatusRequest(), timeout=self.timeout)
+        except grpc.aio.AioRpcError as err:
+            log.warning("etcd at %s did not say its version (%s): consistent LISTs read etcd", member.endpoint,
+                        err.details())  # fmt: skip
+            return False
+        return progress_is_reliable(status.version)
 
     async def _unary(self, rpc: str, request: Any, what: str, *, write: bool = False) -> Any:
         """One KV call on the member in use, moving to the next member when this one fails.
@@ -315,7 +330,9 @@ class EtcdStorage(Storage):
                 decode_key=self._decode_key,
                 timeout=self.timeout,
                 keepalive=self.watch_keepalive,
-                progress=progress,
+                # an etcd whose progress may run ahead of its events gives none: a watch cache
+                # that believed one would skip the events still to come as "already seen"
+                progress=progress if self.supports_progress else None,
             ):
                 yield event
         except Unavailable:
@@ -387,3 +404,15 @@ class EtcdStorage(Storage):
 
     async def close(self) -> None:
         await self._members.close()
+
+
+def progress_is_reliable(version: str) -> bool:
+    """True from etcd 3.4.31, 3.5.13 and 3.6.0 on ("3.4.23" → False)."""
+    try:
+        major, minor, patch = (int(p) for p in version.split("-")[0].split(".")[:3])
+    except ValueError:
+        return False
+    minimum = {(3, 4): 31, (3, 5): 13}.get((major, minor))
+    if minimum is not None:
+        return patch >= minimum
+    return (major, minor) >= (3, 6)

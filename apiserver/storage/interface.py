@@ -130,6 +130,11 @@ class ProgressRequests:
 class Storage(abc.ABC):
     """An async key-value store with a global revision, CAS writes, paging and watch."""
 
+    # Whether a PROGRESS event really means "everything up to here was yielded". etcd before
+    # 3.4.31 / 3.5.13 could send one ahead of events a lagging watcher had not been sent yet;
+    # Kubernetes then serves no consistent LIST from its watch cache, and neither do we.
+    supports_progress: bool = True
+
     @abc.abstractmethod
     async def get(self, key: str) -> KeyValue:
         """Return the current value of `key`, or raise NotFound."""
