@@ -40,6 +40,7 @@ log = logging.getLogger("apiserver.watchcache")
 
 Predicate = Callable[[dict[str, Any]], bool]
 SUBSCRIBER_QUEUE = 10_000
+BUSY_SECONDS = 1.0  # wait_fresh without progress: a prefix changed this recently is worth waiting for
 FELL_BEHIND = "watcher fell too far behind"
 
 
@@ -131,6 +132,7 @@ class WatchCache:
         self.added: dict[str, CacheEvent] = {}
         self.revision = 0  # newest revision this cache reflects (changes, or progress from storage)
         self.generation = 0  # moves with every change of content (not with progress)
+        self.last_change_at = 0.0  # loop time of the last change applied
         self.oldest = 0  # every change after this revision is in the ring
         self._progress = storage.ProgressRequests()
         self._caught_up = asyncio.Event()  # set (and replaced) whenever `revision` moves
@@ -224,6 +226,7 @@ class WatchCache:
         self.ring.append(ce)
         self.revision = ev.revision
         self.generation += 1
+        self.last_change_at = asyncio.get_running_loop().time()
         self._moved()
         for s in list(self.subscribers):
             s.offer(ce)
@@ -261,11 +264,19 @@ class WatchCache:
         self._caught_up.set()
         self._caught_up = asyncio.Event()
 
-    async def wait_fresh(self, revision: int, timeout: float) -> bool:
+    async def wait_fresh(self, revision: int, timeout: float, *, progress: bool = True) -> bool:
         """Wait until this cache reflects every change up to `revision` (asking storage for
-        progress, as Kubernetes' cacher asks etcd); False if it has not within `timeout`."""
+        progress, as Kubernetes' cacher asks etcd); False if it has not within `timeout`.
+
+        Without progress from the store (etcd before 3.4.31), only a change at or past `revision`
+        proves the cache has caught up (a watch delivers changes in revision order). That is
+        worth waiting for only where changes keep coming: a prefix that saw none in the last
+        BUSY_SECONDS answers False at once, and the caller reads storage."""
         await self.start()
-        deadline = asyncio.get_running_loop().time() + timeout
+        loop = asyncio.get_running_loop()
+        if not progress and self.revision < revision and loop.time() - self.last_change_at > BUSY_SECONDS:
+            return False
+        deadline = loop.time() + timeout
         while self.revision < revision:
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:

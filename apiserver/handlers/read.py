@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from apiserver.server import APIServer
 
 CONSISTENT_READ_WAIT_SECONDS = 3.0  # kube-apiserver's cacher waits as long before it reads etcd
+UNTRUSTED_PROGRESS_WAIT_SECONDS = 1.0  # for a change to come by, where progress cannot be asked
 
 
 def include_object(request: Request) -> str:
@@ -117,15 +118,19 @@ async def _cache_is_fresh(
     server: APIServer, request: Request, info: RequestInfo, limit: int, token: str | None
 ) -> bool:
     """May a consistent LIST (no resourceVersion) be served from the watch cache? Kubernetes 1.31+
-    (ConsistentListFromCache) does it when the list is not paged and the store's progress
-    notifications can be trusted (not on etcd before 3.4.31/3.5.13): it asks the store for its
+    (ConsistentListFromCache) does it when the list is not paged: it asks the store for its
     current revision and waits (up to 3 s) until the cache has caught up to it; if it has not,
-    the list is read from the store."""
+    the list is read from the store. Where the store's progress notifications cannot be trusted
+    (etcd before 3.4.31/3.5.13) Kubernetes always reads etcd; we still use the cache when a change
+    at or past that revision arrives within 1 s on a prefix that is changing (wait_fresh)."""
     store = server.store(info.rt).storage
-    if limit or token or request.query_params.get("resourceVersionMatch") or not store.supports_progress:
+    if limit or token or request.query_params.get("resourceVersionMatch"):
         return False
     current = await store.current_revision()
-    fresh = await server.cache(info.rt).wait_fresh(current, CONSISTENT_READ_WAIT_SECONDS)
+    if store.supports_progress:
+        fresh = await server.cache(info.rt).wait_fresh(current, CONSISTENT_READ_WAIT_SECONDS)
+    else:
+        fresh = await server.cache(info.rt).wait_fresh(current, UNTRUSTED_PROGRESS_WAIT_SECONDS, progress=False)
     # as kube-apiserver counts them: a fallback read from storage is still a success
     server.metrics.consistent_reads.labels(info.rt.key, "true", "false" if fresh else "true").inc()
     return fresh

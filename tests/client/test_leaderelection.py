@@ -62,8 +62,10 @@ async def test_two_candidates_one_leader_and_failover_within_the_lease(client: R
         # The leader crashes: no release, its lease just stops being renewed.
         tasks[leader.identity].cancel()
         crashed_at = time.monotonic()
-        await eventually(follower.is_leader, timeout=LEASE + 3 * RETRY + 1.0, what="failover")
-        assert time.monotonic() - crashed_at <= LEASE + 3 * RETRY + 1.0
+        # the lease, the follower's polls around it, and slack for two shared cores under the
+        # whole suite (+1 s was once not enough there: a single request can wait that long)
+        await eventually(follower.is_leader, timeout=LEASE + 3 * RETRY + 2.0, what="failover")
+        assert time.monotonic() - crashed_at <= LEASE + 3 * RETRY + 2.0
         lease = await get_lease(client, name)
         assert lease["spec"]["holderIdentity"] == follower.identity
         assert lease["spec"]["leaseTransitions"] == transitions + 1
