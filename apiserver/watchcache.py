@@ -19,6 +19,11 @@ A client watch names where to start with `resourceVersion`:
 Each event is decoded and serialised once, however many watchers receive it. A watcher that cannot
 keep up is cut off rather than allowed to grow memory without bound; it resumes from its last
 resourceVersion like any other client.
+
+It serves LISTs too (handlers/read.py): `resourceVersion=0` at once, and a consistent one (no
+resourceVersion) after `wait_fresh` has seen the cache reach the store's current revision — the
+storage watch answers progress requests, as etcd does. Each object's JSON is encoded once and
+shared by those LISTs and by the ADDED events new watches start with.
 """
 
 from __future__ import annotations
