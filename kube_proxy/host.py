@@ -13,24 +13,43 @@
 
 What we changed is written to a state file, so whichever mini-kube-proxy on this host stops last
 (or `mini-kube-proxy --cleanup` after a SIGKILL) puts the sysctls back and removes our routes.
+"Last" is judged by the nft tables of the proxies still running, so a proxy registers its table
+before it prepares the host, and starting and stopping take a lock (`host_lock`): a proxy that
+stopped while another was starting, before the new one had its table, used to undo the host for
+both (its routes and sysctls gone, its Services unreachable).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import ipaddress
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
 STATE = Path("/run/mini-kube-proxy/host.json")
+LOCK = Path("/run/mini-kube-proxy/host.lock")
 SYSCTLS = {
     "net.ipv4.ip_forward": Path("/proc/sys/net/ipv4/ip_forward"),
     "net.ipv4.conf.all.route_localnet": Path("/proc/sys/net/ipv4/conf/all/route_localnet"),
 }
 RT_TABLE_LOCAL = 255
+
+
+@contextlib.contextmanager
+def host_lock() -> Iterator[None]:
+    """Held while a proxy registers and prepares, or unregisters and maybe restores."""
+    LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with open(LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _load() -> dict[str, dict[str, str]]:

@@ -95,7 +95,9 @@ def run(
     if why:
         typer.echo(f"error: mini-kube-proxy cannot program the kernel: {why}", err=True)
         raise typer.Exit(1)
-    host.prepare(cfg.service_cidr, cfg.cluster_cidr)  # pyroute2's sync API: outside the event loop
+    with host.host_lock():  # our table first: a proxy stopping now must see that we are here
+        nft.apply(f'add table ip {cfg.table} {{ comment "{TABLE_COMMENT}" ; }}')
+        host.prepare(cfg.service_cidr, cfg.cluster_cidr)  # pyroute2's sync API: outside the event loop
     try:
         code = asyncio.run(_main(cfg, options))
     finally:
@@ -105,9 +107,10 @@ def run(
 
 
 def _cleanup(cfg: ProxyConfig) -> None:
-    nft.delete_table(cfg.table)
-    if not nft.tables_with_comment(TABLE_COMMENT):
-        host.restore()
+    with host.host_lock():
+        nft.delete_table(cfg.table)
+        if not nft.tables_with_comment(TABLE_COMMENT):
+            host.restore()
 
 
 def _is_local(node: str) -> Callable[[str], bool]:
