@@ -12,6 +12,7 @@ to the loop between slices, every other request gets a turn every few millisecon
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from typing import Any
 
 from apiserver.codec import dumps
@@ -29,11 +30,22 @@ async def encode_list(head: dict[str, Any], items: list[dict[str, Any]]) -> byte
     """The bytes of `{**head, "items": items}` as `dumps` writes them, encoded slice by slice."""
     if len(items) <= SLICE or not head:
         return dumps({**head, "items": items})
-    parts = [dumps(head)[:-1], b',"items":[']
+    slices = []
     for start in range(0, len(items), SLICE):
         if start:
-            parts.append(b",")
             await asyncio.sleep(0)
-        parts.append(dumps(items[start : start + SLICE])[1:-1])
-    parts.append(b"]}")
-    return b"".join(parts)
+        slices.append(dumps(items[start : start + SLICE])[1:-1])
+    return _envelope(head, slices)
+
+
+async def join_list(head: dict[str, Any], encoded: Iterable[bytes]) -> bytes:
+    """The same bytes from items already encoded (the watch cache keeps each object's JSON)."""
+    parts = []
+    for i, item in enumerate(encoded):
+        parts.append(item)
+        await pause(i)
+    return _envelope(head, parts)
+
+
+def _envelope(head: dict[str, Any], item_parts: list[bytes]) -> bytes:
+    return b"".join((dumps(head)[:-1], b',"items":[', b",".join(p for p in item_parts if p), b"]}"))

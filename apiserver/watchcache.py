@@ -140,7 +140,7 @@ class WatchCache:
         self.last_change_at = 0.0  # loop time of the last change applied
         self.oldest = 0  # every change after this revision is in the ring
         self._progress = storage.ProgressRequests()
-        self._caught_up = asyncio.Event()  # set (and replaced) whenever `revision` moves
+        self._caught_up: asyncio.Event | None = None  # made by a waiter; set and dropped when `revision` moves
         self.subscribers: set[Subscriber] = set()
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -266,8 +266,9 @@ class WatchCache:
         self.subscribers.discard(sub)
 
     def _moved(self) -> None:
-        self._caught_up.set()
-        self._caught_up = asyncio.Event()
+        if self._caught_up is not None:  # only while someone waits: this runs for every change
+            self._caught_up.set()
+            self._caught_up = None
 
     async def wait_fresh(self, revision: int, timeout: float, *, progress: bool = True) -> bool:
         """Wait until this cache reflects every change up to `revision` (asking storage for
@@ -286,6 +287,8 @@ class WatchCache:
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:
                 return False
+            if self._caught_up is None:
+                self._caught_up = asyncio.Event()
             moved = self._caught_up
             self._progress.request()
             try:

@@ -21,8 +21,8 @@ from fastapi import Request, Response
 
 from api import errors
 from api.registry import ResourceType
-from apiserver.codec import dumps, wants_table
-from apiserver.flowcontrol_yield import encode_list, pause
+from apiserver.codec import wants_table
+from apiserver.flowcontrol_yield import encode_list, join_list
 from apiserver.handlers.common import (
     check_list_options,
     int_param,
@@ -103,15 +103,10 @@ async def _list_from_cache(server: APIServer, request: Request, info: RequestInf
     list_meta = {"resourceVersion": str(revision)}
     if wants_table(request.headers.get("accept")):
         return json_response(as_table(request, info.rt, [o for _, o in chosen], list_meta))
-    head = dumps({"kind": info.rt.list_kind, "apiVersion": info.rt.api_version, "metadata": list_meta})
-    parts = [head[:-1], b',"items":[']
-    for i, (key, obj) in enumerate(chosen):  # each object's JSON is cached: encoded once, not per LIST
-        if i:
-            parts.append(b",")
-        parts.append(cache.object_json(key, obj))
-        await pause(i)
-    parts.append(b"]}")
-    return Response(content=b"".join(parts), media_type="application/json")
+    head = {"kind": info.rt.list_kind, "apiVersion": info.rt.api_version, "metadata": list_meta}
+    # each object's JSON is cached: encoded once, not per LIST
+    body = await join_list(head, (cache.object_json(key, obj) for key, obj in chosen))
+    return Response(content=body, media_type="application/json")
 
 
 async def _cache_is_fresh(
