@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import hashlib
 import ipaddress
 import json
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pyroute2 import IPRoute
+from pyroute2.netlink.exceptions import NetlinkError
 
 NETNS_DIR = Path("/var/run/netns")
 CLONE_NEWNET = 0x40000000
@@ -38,12 +40,13 @@ MS_BIND = 4096
 MNT_DETACH = 2
 _libc = ctypes.CDLL(None, use_errno=True)
 _bridge_lock = threading.Lock()  # sandboxes are made on a few threads; the bridge only once
+_bridges_ready: set[str] = set()  # bridges this process has made or checked (address, up)
 
 
 def _check(result: int, what: str) -> None:
     if result != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+        code = ctypes.get_errno()
+        raise OSError(code, f"{what}: {os.strerror(code)}")
 
 
 @contextlib.contextmanager
@@ -111,8 +114,15 @@ def netns_path(uid: str) -> str:
 
 
 def _link(ipr: Any, name: str) -> int | None:
-    found = ipr.link_lookup(ifname=name)
-    return found[0] if found else None
+    """The index of the link called `name`, asked of the kernel by name (RTM_GETLINK with
+    IFLA_IFNAME: one message back). pyroute2's link_lookup dumps every link and filters them
+    here, which with a veth per pod made each pod's sandbox cost more than the last."""
+    try:
+        return int(ipr.link("get", ifname=name)[0]["index"])
+    except NetlinkError as exc:
+        if exc.code == errno.ENODEV:
+            return None
+        raise
 
 
 def ensure_bridge(node: str, pod_cidr: str, root: Path) -> str:
@@ -121,6 +131,8 @@ def ensure_bridge(node: str, pod_cidr: str, root: Path) -> str:
     name = bridge_name(node, pod_cidr)
     with _bridge_lock, IPRoute() as ipr:
         index = _link(ipr, name)
+        if index is not None and name in _bridges_ready:
+            return gateway  # checked once per kubelet process; a sandbox only needs it to exist
         if index is None:
             ipr.link("add", ifname=name, kind="bridge")
             index = _link(ipr, name)
@@ -128,6 +140,7 @@ def ensure_bridge(node: str, pod_cidr: str, root: Path) -> str:
             ipr.addr("add", index=index, address=gateway, prefixlen=net.prefixlen)
         ipr.link("set", index=index, state="up")
     (root / "bridge").write_text(json.dumps({"bridge": name, "cidr": pod_cidr}))
+    _bridges_ready.add(name)
     return gateway
 
 
@@ -143,17 +156,18 @@ def ensure(node: str, pod_cidr: str, uid: str, pod_ip: str, root: Path) -> str:
     if not os.path.ismount(NETNS_DIR / name):
         _create_netns(name)
     with IPRoute() as ipr:
-        if _link(ipr, host_if) is None:
-            ipr.link("add", ifname=host_if, kind="veth", peer=peer_if)
-            peer = _link(ipr, peer_if)
-            ipr.link("set", index=peer, net_ns_fd=name)
         host = _link(ipr, host_if)
+        if host is None:
+            # the peer is made inside the pod's namespace, already called eth0: moving a link
+            # between namespaces afterwards waits for the kernel's RCU grace period (~20 ms a pod)
+            ipr.link("add", ifname=host_if, kind="veth", peer={"ifname": "eth0", "net_ns_fd": name})
+            host = _link(ipr, host_if)
         ipr.link("set", index=host, master=_link(ipr, bridge_name(node, pod_cidr)), state="up")
     with _inside(netns_path(uid)), IPRoute() as ns:
         lo = _link(ns, "lo")
         ns.link("set", index=lo, state="up")
         eth = _link(ns, "eth0")
-        if eth is None:
+        if eth is None:  # a sandbox made by an older kubelet, which moved the peer in by its name
             eth = _link(ns, peer_if)
             ns.link("set", index=eth, ifname="eth0")
         if not any(a.get_attr("IFA_ADDRESS") == pod_ip for a in ns.get_addr(index=eth)):
@@ -193,4 +207,5 @@ def remove_bridge(root: Path) -> None:
         index = _link(ipr, doc["bridge"])
         if index is not None:
             ipr.link("del", index=index)
+    _bridges_ready.discard(doc["bridge"])
     (root / "bridge").unlink(missing_ok=True)
