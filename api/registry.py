@@ -116,7 +116,7 @@ _NET = "networking.k8s.io"
 _RESOURCES: tuple[ResourceType, ...] = (
     # core/v1
     _rt("", "v1", "Pod", "pods", "core_v1.Pod", "core_v1.PodList", short=("po",), all_=True,
-        sub=("status", "binding", "log", "eviction", "ephemeralcontainers", "exec", "attach")),
+        sub=("status", "binding", "log", "eviction", "ephemeralcontainers", "exec", "attach", "portforward")),
     _rt("", "v1", "Node", "nodes", "core_v1.Node", "core_v1.NodeList", namespaced=False, short=("no",),
         sub=("status",)),
     _rt("", "v1", "Namespace", "namespaces", "core_v1.Namespace", "core_v1.NamespaceList", namespaced=False,
@@ -209,6 +209,7 @@ _SUBRESOURCE_VERBS: dict[str, tuple[str, ...]] = {
     "token": ("create",),
     "exec": ("create", "get"),  # connect subresources: a WebSocket GET, or SPDY's POST
     "attach": ("create", "get"),
+    "portforward": ("create", "get"),
 }
 _SUBRESOURCE_KIND: dict[str, tuple[str, str, str]] = {
     "scale": _SCALE,
@@ -217,6 +218,7 @@ _SUBRESOURCE_KIND: dict[str, tuple[str, str, str]] = {
     "token": ("authentication.k8s.io", "v1", "TokenRequest"),
     "exec": ("", "v1", "PodExecOptions"),
     "attach": ("", "v1", "PodAttachOptions"),
+    "portforward": ("", "v1", "PodPortForwardOptions"),
 }
 
 # Models of kinds that are not resources of their own but travel through subresources.

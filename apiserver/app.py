@@ -243,6 +243,8 @@ async def _handle(server: APIServer, request: Request, info: RequestInfo, verb: 
         ("exec", "POST"): handle_not_upgraded,
         ("attach", "GET"): handle_not_upgraded,
         ("attach", "POST"): handle_not_upgraded,
+        ("portforward", "GET"): handle_not_upgraded,
+        ("portforward", "POST"): handle_not_upgraded,
         ("finalize", "PUT"): handle_finalize,
         ("ephemeralcontainers", "GET"): handle_ephemeral_containers,
         ("ephemeralcontainers", "PUT"): handle_ephemeral_containers,

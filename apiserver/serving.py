@@ -21,6 +21,7 @@ from typing import Any
 import uvicorn
 
 from api import eventloop
+from api.websocket_compat import lenient_server_protocol
 from apiserver.config import ServerConfig
 from apiserver.tls_writes import CoalescingHttpToolsProtocol
 
@@ -73,7 +74,9 @@ async def _serve_all(servers: list[_Server]) -> None:
 
 
 def serve(app: Any, config: ServerConfig, **options: Any) -> None:
-    common = {"timeout_graceful_shutdown": 2, "log_config": None, **options}  # loggers: api/klog.py
+    # ws: kubectl's port-forward subprotocol `SPDY/3.1+portforward.k8s.io` is not an RFC token (api/websocket_compat.py)
+    common = {"timeout_graceful_shutdown": 2, "log_config": None, "ws": lenient_server_protocol(),
+              **options}  # loggers: api/klog.py  # fmt: skip
     servers = [_Server(cfg, handles_signals=i == 0) for i, cfg in enumerate(_configs(app, config, **common))]
     servers[0].peers = list(servers[1:])
     try:

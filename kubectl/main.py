@@ -124,6 +124,7 @@ VERBS = {
     "exec": "cmd_exec",
     "attach": "cmd_exec",
     "cp": "cmd_exec",
+    "port-forward": "cmd_port_forward",
 }
 
 

@@ -15,11 +15,12 @@ The resource usage endpoints are about one node: with several in the process, `?
 
     GET /exec/{namespace}/{pod}/{container}?command=...   WebSocket: run a command in the container
     GET /attach/{namespace}/{pod}/{container}             WebSocket (streaming.py)
+    GET /portForward/{namespace}/{pod}[/{uid}]            WebSocket: TCP to the pod's ports (portforward.py)
 
 Who may call what (Kubernetes' kubelet authenticates and authorizes every call; mini-k8s keeps
 today's open logs and metrics where no TLS is configured, but never runs a command for a caller it
 does not know):
-  - exec and attach need HTTPS with a client certificate verified against --client-ca-file
+  - exec, attach and portForward need HTTPS with a client certificate verified against --client-ca-file
     (refused with 403 naming the flags when the kubelet has none, 401 when the caller sends none);
     once a --client-ca-file is given, so do /containerLogs, /metrics, /metrics/resource and
     /stats/summary (metrics-server presents its own certificate: --kubelet-certificate-authority);
@@ -28,8 +29,8 @@ does not know):
     the API server with a SubjectAccessReview, with the attributes Kubernetes' kubelet uses: resource
     `nodes`, subresource `metrics` for /metrics…, `stats` for /stats/…, `proxy` for the rest, name =
     the pod's node (the `?node=` one for metrics), verb from the HTTP method (`get` for the logs) —
-    except that exec and attach always need `create`: Kubernetes derives `get` from the WebSocket's
-    GET there, which lets a read-only `nodes/proxy` grant run commands.
+    except that exec, attach and portForward always need `create`: Kubernetes derives `get` from the
+    WebSocket's GET there, which lets a read-only `nodes/proxy` grant run commands (or reach a pod's ports).
 One port serves both protocols: the first byte of a connection tells a TLS handshake (0x16) from
 an HTTP request, so the readiness checks that speak plain HTTP keep working (and, on a kubelet
 without a client CA, the scrapers).
@@ -54,7 +55,8 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from kubelet import resourcemetrics, streaming
+from api.websocket_compat import lenient_server_protocol
+from kubelet import portforward, resourcemetrics, streaming
 from kubelet.logs import LogError
 
 if TYPE_CHECKING:
@@ -128,6 +130,17 @@ def build_app(kubelet: Kubelet) -> Starlette:
     async def attach_ws(ws: WebSocket) -> None:
         await streaming.serve(kubelet, ws, "attach")
 
+    async def port_forward_ws(ws: WebSocket) -> None:
+        await portforward.serve(kubelet, ws)
+
+    async def port_forward_not_upgraded(request: Request) -> Response:
+        p = request.path_params
+        refused = portforward.refusal(kubelet, p["namespace"], p["pod"], p.get("uid", ""))
+        code, text = refused or (400, "Upgrade request required: this kubelet forwards ports over WebSocket "
+                                      f"({portforward.SPDY_TUNNEL}, {', '.join(portforward.CHANNEL_PROTOCOLS)}); "
+                                      "SPDY is not served")  # fmt: skip
+        return PlainTextResponse(text, status_code=code)
+
     async def not_upgraded(_: Request) -> Response:
         return PlainTextResponse(
             "Upgrade request required: this kubelet streams exec and attach over WebSocket "
@@ -144,12 +157,16 @@ def build_app(kubelet: Kubelet) -> Starlette:
             WebSocketRoute("/attach/{namespace}/{pod}/{container}", attach_ws),
             Route("/exec/{namespace}/{pod}/{container}", not_upgraded, methods=["GET", "POST"]),
             Route("/attach/{namespace}/{pod}/{container}", not_upgraded, methods=["GET", "POST"]),
+            WebSocketRoute("/portForward/{namespace}/{pod}", port_forward_ws),
+            WebSocketRoute("/portForward/{namespace}/{pod}/{uid}", port_forward_ws),
+            Route("/portForward/{namespace}/{pod}", port_forward_not_upgraded, methods=["GET", "POST"]),
+            Route("/portForward/{namespace}/{pod}/{uid}", port_forward_not_upgraded, methods=["GET", "POST"]),
         ]
     )
     return Guard(kubelet, app)  # type: ignore[return-value]
 
 
-STREAMING = ("/exec/", "/attach/")  # always need a verified client certificate
+STREAMING = ("/exec/", "/attach/", "/portForward/")  # always need a verified client certificate
 
 
 def protected_subresource(path: str) -> str | None:
@@ -200,7 +217,7 @@ class Guard:
         user, groups = subject(der)
         if cfg.authorization_mode != "Webhook":
             return None
-        # exec/attach: `create` whatever the method (see the module comment); others: the method's verb
+        # exec/attach/portForward: `create` whatever the method (see the module comment); others: the method's verb
         method = scope.get("method", "GET")
         verb = "create" if streaming_call else {"POST": "create", "PUT": "update", "PATCH": "patch",
                                                  "DELETE": "delete"}.get(method, "get")  # fmt: skip
@@ -320,8 +337,9 @@ def serve(kubelet: Kubelet, host: str, port: int) -> tuple[uvicorn.Server, async
     # it, and fail with "Server disconnected without sending a response".
     context = tls_context(kubelet.config)
     extra: dict[str, Any] = {"http": either_protocol(context)} if context is not None else {}
+    # ws: port-forward's subprotocol `SPDY/3.1+portforward.k8s.io` is not an RFC token (api/websocket_compat.py)
     config = uvicorn.Config(build_app(kubelet), host=host, port=port, log_level="warning", timeout_keep_alive=120,
-                            **extra)  # fmt: skip
+                            ws=lenient_server_protocol(), **extra)  # fmt: skip
     server = uvicorn.Server(config)
     # main() owns SIGTERM/SIGINT; uvicorn must not take them over (it would only stop itself).
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]

@@ -1,4 +1,4 @@
-"""pods/exec and pods/attach: a WebSocket from kubectl, relayed to the pod's kubelet.
+"""pods/exec, pods/attach and pods/portforward: a WebSocket from kubectl, relayed to the pod's kubelet.
 
     GET /api/v1/namespaces/<ns>/pods/<name>/exec?command=hostname&container=c&stdout=true   (WebSocket)
 
@@ -15,6 +15,12 @@ SPDY (a POST) when the upgrade is refused. What happens here, in kube-apiserver'
  4. only then is kubectl's WebSocket accepted, with the subprotocol the kubelet chose, and messages
     are copied both ways until either end closes; the other is closed with it.
 An error before the upgrade is a `Status` with its code; a kubelet that refuses becomes a Status too.
+
+pods/portforward is the same relay to the kubelet's /portForward/<ns>/<pod> (kubelet/portforward.py):
+kubectl 1.32 tunnels SPDY/3.1 in the WebSocket (subprotocol `SPDY/3.1+portforward.k8s.io`), other
+clients speak the channel protocol (`v4.channel.k8s.io`) with `?ports=80,8080`, passed on to the
+kubelet as `?port=80&port=8080`, as kube-apiserver does. There is no container to check, only the
+pod and its node.
 
 The SPDY fallback (POST, or a GET without upgrade) comes through the ordinary dispatch
 (authorized there as `create` / `get`): it gets the same checks, then the kubelet's own answer to a
@@ -37,7 +43,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from api import errors
+from api import errors, registry
+from api.websocket_compat import lenient_client
 from apiserver.auth.requestinfo import request_attributes
 from apiserver.handlers.common import json_response
 from apiserver.handlers.subresources import KubeletLocation, kubelet_tls, locate_container
@@ -47,7 +54,7 @@ if TYPE_CHECKING:
     from apiserver.server import APIServer
 
 log = logging.getLogger("apiserver.streaming")
-PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/(exec|attach)/?$")
+PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/(exec|attach|portforward)/?$")
 FORWARDED = ("command", "stdin", "stdout", "stderr", "tty")
 Scope = dict[str, Any]
 
@@ -97,25 +104,58 @@ class StreamingFront:
         decision = await security.identify(attrs, authorization, headers, local_port, _peer_certificate(send))
         security.authorize(decision)  # get pods/exec: the handshake's own verb
         security.authorizer.authorize(decision.user, replace(attrs, verb="create"))  # and create, always
+        if action == "portforward":
+            return await locate_pod(server, namespace, name)
         return await locate_container(server, namespace, name, query.get("container"), what=action)
 
     async def _dial(self, where: KubeletLocation, scope: Scope, namespace: str, name: str,
                     action: str) -> websockets.ClientConnection:  # fmt: skip
         server: APIServer = self.app.state.server
-        pairs = [(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1")) if k in FORWARDED]
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"))
         base = where.url.replace("https://", "wss://", 1).replace("http://", "ws://", 1)
-        url = f"{base}/{action}/{namespace}/{name}/{where.container}?{urlencode(pairs)}"
+        if action == "portforward":
+            url = f"{base}/portForward/{namespace}/{name}?{urlencode(kubelet_ports(query))}"
+        else:
+            pairs = [(k, v) for k, v in query if k in FORWARDED]
+            url = f"{base}/{action}/{namespace}/{name}/{where.container}?{urlencode(pairs)}"
         offered = list(scope.get("subprotocols") or [])
+        # port-forward's `SPDY/3.1+portforward.k8s.io` is not an RFC token: offered as a plain header
+        headers, connection = lenient_client(offered) if action == "portforward" else ({}, None)
         try:
             return await websockets.connect(
-                url, subprotocols=offered or None, ssl=kubelet_tls(server.config),  # type: ignore[arg-type]
+                url, subprotocols=None if headers else offered or None, ssl=kubelet_tls(server.config),  # type: ignore[arg-type]
                 max_size=None, compression=None, open_timeout=10, ping_interval=None, proxy=None,
+                additional_headers=headers, create_connection=connection,
             )  # fmt: skip
         except websockets.InvalidStatus as exc:
             body = (exc.response.body or b"").decode(errors="replace").strip()
             raise kubelet_refusal(exc.response.status_code, body, where.node) from None
         except (OSError, TimeoutError, websockets.WebSocketException) as exc:
             raise errors.internal(f"error dialing backend: {exc}") from None
+
+
+async def locate_pod(server: APIServer, namespace: str, name: str) -> KubeletLocation:
+    """The pod's kubelet for pods/portforward: the pod (404) and its node (400), as for exec, with
+    no container to choose (the first one stands in: the location checks it exists)."""
+    pods = registry.by_key("pods")
+    assert pods is not None
+    pod = await server.store(pods).get(namespace, name)
+    containers = ((pod.get("spec") or {}).get("containers") or [{}])
+    return await locate_container(server, namespace, name, containers[0].get("name"), what="portforward")
+
+
+def kubelet_ports(query: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`ports=80,8080` (PodPortForwardOptions) as the kubelet's `port=80&port=8080`; each is
+    checked (400 for one that is not a port, as kube-apiserver's conversion refuses it)."""
+    out = []
+    for key, value in query:
+        if key != "ports":
+            continue
+        for piece in value.split(","):
+            if not piece.strip().isdigit() or not 0 < int(piece) < 65536:
+                raise errors.bad_request(f"invalid port {piece!r} in ports={value!r}")
+            out.append(("port", piece.strip()))
+    return out
 
 
 def kubelet_refusal(code: int, text: str, node: str) -> errors.StatusError:
@@ -170,6 +210,8 @@ async def handle_not_upgraded(server: APIServer, request: Request, info: Request
     then the kubelet's answer to a plain request — its refusal of the caller (which kubectl then
     shows), or "Upgrade request required". Nothing runs."""
     assert info.name is not None and info.subresource is not None
+    if info.subresource == "portforward":
+        return await _port_forward_not_upgraded(server, info)
     where = await locate_container(server, info.namespace or "", info.name, request.query_params.get("container"),
                                    what=info.subresource)  # fmt: skip
     url = f"{where.url}/{info.subresource}/{info.namespace}/{info.name}/{where.container}"
@@ -179,6 +221,25 @@ async def handle_not_upgraded(server: APIServer, request: Request, info: Request
             answer = await client.get(url)
     except httpx.HTTPError as exc:
         raise errors.internal(f"error dialing backend: {exc}") from None
+    raise kubelet_refusal(answer.status_code, answer.text.strip(), where.node)
+
+
+async def _port_forward_not_upgraded(server: APIServer, info: RequestInfo) -> Response:
+    """kubectl's legacy SPDY port-forward (an `Upgrade: SPDY/3.1` POST): not served. The pod and
+    its kubelet are checked first, so a missing pod or a runtime that cannot forward says so."""
+    assert info.name is not None
+    where = await locate_pod(server, info.namespace or "", info.name)
+    url = f"{where.url}/portForward/{info.namespace}/{info.name}"
+    tls = kubelet_tls(server.config)
+    try:
+        async with httpx.AsyncClient(timeout=10.0, verify=tls if tls is not None else True) as client:
+            answer = await client.get(url)
+    except httpx.HTTPError as exc:
+        raise errors.internal(f"error dialing backend: {exc}") from None
+    if answer.status_code == 400 and answer.text.startswith("Upgrade request required"):
+        raise errors.bad_request("pods/portforward is served over WebSocket only (subprotocols "
+                                 "SPDY/3.1+portforward.k8s.io, v4.channel.k8s.io); the legacy SPDY upgrade is not "
+                                 "supported by mini-k8s")  # fmt: skip
     raise kubelet_refusal(answer.status_code, answer.text.strip(), where.node)
 
 
