@@ -130,16 +130,35 @@ def exec_command(
     run(lambda s: exec_(s, target, args, container, stdin, tty, quiet))
 
 
+def _container_spec(pod: dict[str, Any], name: str) -> dict[str, Any]:
+    spec = pod.get("spec") or {}
+    everyone = [*(spec.get("containers") or []), *(spec.get("initContainers") or []),
+                *(spec.get("ephemeralContainers") or [])]  # fmt: skip
+    return next((c for c in everyone if c.get("name") == name), {})
+
+
 async def attach(s: Session, target: str, container: str | None, stdin: bool, tty: bool, quiet: bool) -> int:
     pod = await _pod(s, target)
     _check_running(pod, "attach")
     name = _container(pod, container, quiet)
+    allocated = bool(_container_spec(pod, name).get("tty"))
+    if tty and not allocated:  # kubectl follows the container: a terminal only where it has one
+        tty = False
+        if not quiet:
+            warn(f"error: Unable to use a TTY - container {name} did not allocate one")
+    elif allocated:
+        tty = True
     terminal = _terminal(stdin, tty, quiet)
     if not quiet:  # kubectl says it whether or not there is a terminal
         warn("If you don't see a command prompt, try pressing enter.")
     outcome = await run_in(s, pod["metadata"]["name"], name, [], stdin=stdin_reader() if stdin else None,
                            stdout=writer(sys.stdout), stderr=None if terminal else writer(sys.stderr),
                            tty=terminal, subresource="attach")  # fmt: skip
+    if outcome.code == 0 and not quiet and stdin and terminal and (pod.get("spec") or {}).get(
+            "restartPolicy", "Always") == "Always":  # fmt: skip
+        sys.stdout.write(f"Session ended, resume using 'kubectl attach {pod['metadata']['name']} -c {name} -i -t' "
+                         "command when the pod is running\n")  # fmt: skip
+        sys.stdout.flush()
     return _finish(outcome)
 
 

@@ -170,7 +170,7 @@ def _raw_terminal() -> Callable[[], None] | None:
         saved = termios.tcgetattr(fd)
     except termios.error:
         return None
-    tty.setraw(fd)
+    tty.setraw(fd, termios.TCSANOW)  # as Go's term.MakeRaw: what was typed ahead is kept, not flushed
     return lambda: termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 

@@ -43,6 +43,7 @@ class Container:
     image: str
     plan: Plan
     is_init: bool = False
+    is_ephemeral: bool = False  # spec.ephemeralContainers: never restarted, never ready, not in the phase
     state: str = "waiting"  # waiting | running | terminated
     reason: str = "ContainerCreating"
     message: str = ""
@@ -137,6 +138,9 @@ class Container:
             "imageID": image_id(self.image) if self.container_id else "",
             "started": self.state == "running" and self.startup_ok,
         }
+        if self.is_ephemeral:  # the kubelet's prober never reports on them: no readiness, no `started`
+            out["ready"] = False
+            del out["started"]
         if self.container_id:
             out["containerID"] = self.container_id
         return out

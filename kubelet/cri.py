@@ -17,6 +17,9 @@ The pod worker calls, per container:
     stop(worker, c, now, grace)  begin stopping it (SIGTERM; SIGKILL once `grace` seconds passed)
     adopt(worker, c)             a kubelet restart: find the run a previous kubelet started
 and, per pod, `remove_pod(worker)` when the pod is gone for good. `logs` serves /containerLogs.
+The same calls run a pod's ephemeral containers (`kubectl debug`); the pod worker never restarts them.
+Only the process runtime has `exec_target(c)` and `attach_target(c)` (what the kubelet's
+/exec and /attach need, streaming.py and attach.py); without them both are refused.
 """
 
 from __future__ import annotations

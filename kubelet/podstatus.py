@@ -25,7 +25,9 @@ KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "Cont
 
 
 def restarts(policy: str, c: Container) -> bool:
-    """Does this terminated container get started again?"""
+    """Does this terminated container get started again? (An ephemeral container: never.)"""
+    if c.is_ephemeral:
+        return False
     if c.is_init:
         return c.exit_code != 0 and policy != "Never"
     return policy == "Always" or (policy == "OnFailure" and c.exit_code != 0)

@@ -9,7 +9,10 @@ The difference, each pass:
      pod's volumes - FailedMount events until the runtime can set them up - and the runtime's
      sandbox, init containers one by one, then the app containers), notice what the runtime
      reports ended, stop what a liveness/startup probe failed (prober.py), restart what
-     restartPolicy restarts (with the CrashLoopBackOff back-off);
+     restartPolicy restarts (with the CrashLoopBackOff back-off); ephemeral containers
+     (`kubectl debug`, added to spec.ephemeralContainers while the pod runs) start once the
+     sandbox is up, even before the init containers are done, and are never restarted; they
+     count for neither the phase nor readiness, and stop with the pod (also when it finishes);
   2. deletionTimestamp set: stop every running container (the Killing event: SIGTERM, SIGKILL
      after the grace period), report them
      terminated, then DELETE the pod with gracePeriodSeconds=0 and a uid precondition, which is
@@ -73,6 +76,8 @@ class PodWorker:
         ]  # fmt: skip
         all_specs = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
         self.pull_policy = {c["name"]: c.get("imagePullPolicy") or "IfNotPresent" for c in all_specs}
+        self.ephemerals: list[Container] = []  # spec.ephemeralContainers, in order (kubectl debug adds them)
+        self._add_ephemerals(pod)
         self.sandbox_ready_at = time.time() + cfg.pod_startup_delay
         self.pod_ip: str | None = None
         self.sandbox_done = False  # the runtime's ensure_sandbox succeeded (in this process)
@@ -107,11 +112,13 @@ class PodWorker:
         if ip and not self.host_network and self.node.allocator.claim(ip):
             self.pod_ip = ip
         by_name = {s.get("name"): s for s in [*(status.get("initContainerStatuses") or []),
-                                              *(status.get("containerStatuses") or [])]}  # fmt: skip
-        started = [c for c in [*self.inits, *self.mains] if by_name.get(c.name, {}).get("containerID")]
+                                              *(status.get("containerStatuses") or []),
+                                              *(status.get("ephemeralContainerStatuses") or [])]}  # fmt: skip
+        everyone = [*self.inits, *self.mains, *self.ephemerals]
+        started = [c for c in everyone if by_name.get(c.name, {}).get("containerID")]
         for c in started:
             c.adopt(by_name[c.name])
-        for c in [*self.inits, *self.mains]:
+        for c in everyone:
             self.runtime.adopt(self, c)
         if any(c.container_id for c in [*self.inits, *self.mains]):
             self.sandbox_ready_at = 0.0
@@ -144,8 +151,19 @@ class PodWorker:
         finally:
             self.kubelet.worker_done(self)
 
+    def _add_ephemerals(self, pod: dict[str, Any]) -> None:
+        """Ephemeral containers only ever get added (the API refuses changes and removals)."""
+        known = {c.name for c in self.ephemerals}
+        job_run_time = self.kubelet.config.job_run_time
+        for spec in (pod.get("spec") or {}).get("ephemeralContainers") or []:
+            if spec.get("name") and spec["name"] not in known:
+                self.ephemerals.append(Container(spec["name"], spec.get("image") or "",
+                                                 plan_for(spec, finishes=False, job_run_time=job_run_time),
+                                                 is_ephemeral=True, spec=spec))  # fmt: skip
+                self.pull_policy[spec["name"]] = spec.get("imagePullPolicy") or "IfNotPresent"
+
     def cleanup(self) -> None:
-        for c in [*self.inits, *self.mains]:
+        for c in [*self.inits, *self.mains, *self.ephemerals]:
             if c.prober is not None:
                 c.prober.cancel()
             if c.pre_stop is not None:
@@ -158,12 +176,16 @@ class PodWorker:
 
     async def _sync(self, pod: dict[str, Any]) -> float | None:
         now = time.time()
+        self._add_ephemerals(pod)
         deleting = bool(pod["metadata"].get("deletionTimestamp"))
         deadline: float | None = None
         if deleting:
             deadline = self._stop_all(pod, now)
         elif not self.terminal:
             deadline = await self._advance(pod, now)
+        else:  # a pod that has finished keeps no ephemeral container running (the kubelet kills the pod)
+            grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+            deadline = self._stop(pod, now, self.ephemerals, float(30 if grace is None else grace))
         stopped = deleting and deadline is None
         await self._write_status(pod, final=stopped)
         if stopped:
@@ -196,12 +218,16 @@ class PodWorker:
                 self._event(pod, WARNING, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {exc}")
                 return now + 2.0
             self.sandbox_done = True
+        # "Ephemeral containers may be started even if initialization is not yet complete" (the
+        # kubelet's computePodActions); they are never restarted (podstatus.restarts).
+        ephemeral_dues = [d for d in [await self._advance_one(pod, c, now) for c in self.ephemerals] if d is not None]
         for c in self.inits:  # one at a time, in order; a running or failing one blocks the rest
             due = await self._advance_one(pod, c, now)
             if c.state == "terminated" and c.exit_code == 0:
                 continue
-            return due
+            return min([d for d in (due, *ephemeral_dues) if d is not None], default=None)
         dues = [d for d in [await self._advance_one(pod, c, now) for c in self.mains] if d is not None]
+        dues += ephemeral_dues
         return min(dues) if dues else None
 
     async def _advance_one(self, pod: dict[str, Any], c: Container, now: float) -> float | None:
@@ -339,11 +365,14 @@ class PodWorker:
 
     def _stop_all(self, pod: dict[str, Any], now: float) -> float | None:
         """Graceful termination: SIGTERM every running container, SIGKILL what outlives the grace."""
-        running = [c for c in [*self.inits, *self.mains] if c.state == "running"]
-        if not running:
-            return None
         grace = pod["metadata"].get("deletionGracePeriodSeconds")
         grace_s = float(grace) if grace is not None else 30.0
+        return self._stop(pod, now, [*self.inits, *self.mains, *self.ephemerals], grace_s)
+
+    def _stop(self, pod: dict[str, Any], now: float, containers: list[Container], grace_s: float) -> float | None:
+        running = [c for c in containers if c.state == "running"]
+        if not running:
+            return None
         dues: list[float] = []
         for c in running:
             if not c.stopping:
@@ -386,6 +415,8 @@ class PodWorker:
         if self.inits:
             status["initContainerStatuses"] = [c.status() for c in self.inits]
         status["containerStatuses"] = [c.status() for c in self.mains]
+        if self.ephemerals:
+            status["ephemeralContainerStatuses"] = [c.status() for c in self.ephemerals]
         if phase in ("Succeeded", "Failed"):
             self.terminal = True
         return status

@@ -6,10 +6,12 @@ container of a pod that is gone is gone too, with everything it created.
 Current state: one directory per container run under `--root-dir`/containers/<id>/:
 
     meta.json    namespace, pod, pod uid, container name, start time   (written by the kubelet)
-    spec.marshal argv, env, cwd, hostname, cgroup                      (read by the shim)
+    spec.marshal argv, env, cwd, hostname, cgroup, stdin/stdin_once/tty (read by the shim)
     pid.json     the container's pid (its process group) and the shim's (written by the shim)
     log          stdout/stderr in the CRI log format (written by the shim, read by proclogs.py)
     exit.json    exitCode, finishedAt, reason (written by the shim when the container exits)
+    attach.sock  only for a container with `stdin` or `tty`: where the kubelet attaches to it
+                 (shim_attach.py, attach.py)
     tmp/         the container's own /tmp (bind-mounted in its mount namespace; not when
                  --root-dir is under /tmp, which that would hide)
     rootfs/ rootfs-upper/ rootfs-work/   only for a container with volumeMounts: the mount point,
@@ -37,6 +39,12 @@ Pod networking (--pod-network bridge, the default): netns.py gives each pod a ne
 on the node's bridge before its first container starts; the shim puts every container of the pod
 into it. Not done (documented in docs/images.md): no root file system of the image (the host's
 programs run), no user namespaces.
+
+Ephemeral containers (`kubectl debug`) are runs like any other: in the pod's network namespace,
+with UTS and mount namespaces of their own, the pod's volumes where they mount them. Their
+`targetContainerName` asks for the target's process namespace; no container here has a pid
+namespace of its own (all see the node's processes, the target's among them), so there is
+nothing to share and the field changes nothing.
 """
 
 from __future__ import annotations
@@ -139,6 +147,8 @@ class ProcessRuntime(ContainerRuntime):
         allocatable = {"cpu": self.kubelet.config.cpu, "memory": self.kubelet.config.memory}
         environment = await envs.resolve(self.kubelet.client, pod, spec, base, pod_ip=worker.pod_ip or "",
                                          host_ip=node.ip, allocatable=allocatable)  # fmt: skip
+        if spec.get("tty"):
+            environment.setdefault("TERM", "xterm")  # as containerd's WithTTY
         argv = [envs.expand(a, environment) for a in resolved.argv]
         if not argv:
             raise StartError("RunContainerError", "no command specified")
@@ -156,7 +166,7 @@ class ProcessRuntime(ContainerRuntime):
         meta = {
             "namespace": worker.namespace, "pod": worker.name, "uid": worker.uid, "container": c.name,
             "image": c.image, "started": now, "cgroup": cgroup, "cpu_cgroup": cpu_cgroup,
-            "attempt": c.restart_count,
+            "attempt": c.restart_count, "ephemeral": c.is_ephemeral,
         }  # fmt: skip
         (directory / "meta.json").write_text(json.dumps(meta))
         shim_spec: dict[str, Any] = {
@@ -164,6 +174,7 @@ class ProcessRuntime(ContainerRuntime):
             "cgroup": cgroup, "cpu_cgroup": cpu_cgroup, "namespaces": True, "tmp": self._private_tmp(directory),
             "netns": worker.netns,
             "mounts": self._name_files(worker, pod, directory),
+            "stdin": bool(spec.get("stdin")), "stdin_once": bool(spec.get("stdinOnce")), "tty": bool(spec.get("tty")),
         }  # fmt: skip
         if mounts:  # its own root, so that mountPaths are made in it and not on the host (shim.py)
             for part in ("rootfs", "rootfs-upper", "rootfs-work"):
@@ -288,6 +299,19 @@ class ProcessRuntime(ContainerRuntime):
             return None
         cgroups = [p for p in (handle.meta.get("cgroup"), handle.meta.get("cpu_cgroup")) if p]
         return {"pid": pid, "env": dict(spec.get("env") or {}), "cwd": spec.get("cwd") or "/", "cgroups": cgroups}
+
+    def attach_target(self, c: Container) -> dict[str, Any] | None:
+        """What `attach` (attach.py) needs: the run's directory, whether its shim keeps an attach
+        point (a container with stdin or tty) and whether it has a terminal; None when not running."""
+        handle: Handle | None = c.handle
+        if handle is None or handle.exit() is not None or not handle.shim_alive():
+            return None
+        try:
+            spec = marshal.loads((handle.directory / "spec.marshal").read_bytes())
+        except (OSError, ValueError, EOFError):
+            return None
+        return {"directory": handle.directory, "stdin": bool(spec.get("stdin")), "tty": bool(spec.get("tty")),
+                "socket": bool(spec.get("stdin") or spec.get("tty"))}  # fmt: skip
 
     def remove_pod(self, worker: PodWorker) -> None:
         for directory, meta in self.runs():

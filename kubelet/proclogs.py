@@ -66,7 +66,7 @@ class ProcessLogs:
         if not runs:
             reason = "ContainerCreating"
             if worker is not None:
-                c = next((c for c in [*worker.inits, *worker.mains] if c.name == container), None)
+                c = next((c for c in [*worker.inits, *worker.mains, *worker.ephemerals] if c.name == container), None)
                 if c is None:
                     raise LogError(f"container {container} is not valid for pod {pod}")
                 reason = c.reason or reason

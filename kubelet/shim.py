@@ -18,6 +18,11 @@ it starts the container and stays its parent, so it alone can `wait()` for it. I
      (exitCode, finishedAt, reason: OOMKilled when the memory cgroup killed it) and removes the
      cgroups.
 
+A container with `stdin: true` or `tty: true` also gets an attach point (shim_attach.py): its stdin
+is a pipe the shim holds open (with `tty`, a pseudo-terminal is its stdin, stdout and stderr: the
+shim holds the master, the log gets the terminal's output as stdout), and `attach.sock` lets the
+kubelet attach to it. Other containers get /dev/null as stdin and nothing new, as before.
+
 It ignores SIGTERM/SIGINT/SIGHUP: stopping a container is the kubelet's business, done to the
 container's process group.
 
@@ -69,6 +74,11 @@ def stamp(ts: float | None = None) -> str:
 def _isolate(spec: dict) -> None:  # type: ignore[type-arg]
     """In the child, before exec: session, cgroup, namespaces. Errors here fail the start."""
     os.setsid()
+    if spec.get("tty"):  # the pty's slave (fds 0-2) becomes the new session's controlling terminal
+        import fcntl
+        import termios
+
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
     for cgroup in (spec.get("cgroup"), spec.get("cpu_cgroup")):  # memory; cgroup v1's separate cpu one
         if cgroup:
             _write(os.path.join(cgroup, "cgroup.procs"), str(os.getpid()))
@@ -243,11 +253,10 @@ def _write_json(path: str, doc: dict) -> None:  # type: ignore[type-arg]
     os.replace(path + ".tmp", path)
 
 
-def _exec_child(spec: dict, out_w: int, err_w: int) -> None:  # type: ignore[type-arg]
+def _exec_child(spec: dict, in_r: int | None, out_w: int, err_w: int) -> None:  # type: ignore[type-arg]
     """In the forked child: wire up stdio, isolate, exec. Never returns."""
     try:
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
+        os.dup2(os.open(os.devnull, os.O_RDONLY) if in_r is None else in_r, 0)
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         os.closerange(3, 65536)
@@ -269,13 +278,27 @@ def run(directory: str) -> int:
         spec = marshal.load(f)
     cgroup = spec.get("cgroup") or ""
     log = LogWriter(os.path.join(directory, "log"))
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
+    in_r = in_w = None
+    if spec.get("tty"):  # stdin, stdout and stderr are one terminal; the shim holds its master
+        master, in_r = os.openpty()
+        out_r, out_w, err_r, err_w = master, in_r, -1, in_r
+    else:
+        if spec.get("stdin"):
+            in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+    attach = None
+    if spec.get("stdin") or spec.get("tty"):  # only these pay for an attach point (shim_attach.py)
+        from kubelet.shim_attach import AttachPoint
+
+        # before the container starts: an attach as early as the kubelet can make misses nothing
+        attach = AttachPoint(directory, out_r if spec.get("tty") else in_w, bool(spec.get("tty")),  # type: ignore[arg-type]
+                             bool(spec.get("stdin_once")))  # fmt: skip
     pid = os.fork()
     if pid == 0:
-        _exec_child(spec, out_w, err_w)
-    os.close(out_w)
-    os.close(err_w)
+        _exec_child(spec, in_r, out_w, err_w)
+    for fd in {out_w, err_w, in_r} - {None, -1}:
+        os.close(fd)  # type: ignore[arg-type]
     # The child joins its cgroups itself before exec (_isolate); joining it from here too, before
     # pid.json is written, means whoever reads pid.json finds the process in its cgroups already.
     for group in (cgroup, spec.get("cpu_cgroup")):
@@ -285,18 +308,33 @@ def run(directory: str) -> int:
             except OSError:  # gone already, or refused: the child's own write decides
                 pass
     _write_json(os.path.join(directory, "pid.json"), {"pid": pid, "shim": os.getpid()})
-    streams = {out_r: "stdout", err_r: "stderr"}
+    streams = {out_r: "stdout", err_r: "stderr"} if err_r >= 0 else {out_r: "stdout"}
     exited_at: float | None = None
     status: int | None = None
+    writable: list[int] = []
     while streams:
-        readable, _, _ = select.select(list(streams), [], [], 0.2)
+        if attach is None:
+            readable, writable = select.select(list(streams), [], [], 0.2)[0], []
+        else:
+            readable, writable, _ = select.select(list(streams) + attach.readers(), attach.writers(), [], 0.2)
         for fd in readable:
-            data = os.read(fd, 65536)
+            if fd not in streams:
+                attach.readable(fd)  # type: ignore[union-attr]
+                continue
+            try:
+                data = os.read(fd, 65536)
+            except OSError:  # a pty's master: EIO once no process holds the terminal
+                data = b""
             if data:
                 log.feed(streams[fd], data)
+                if attach is not None:
+                    attach.output(streams[fd], data)
             else:
                 del streams[fd]
-                os.close(fd)
+                if attach is None or fd != out_r or not spec.get("tty"):
+                    os.close(fd)
+        if writable:
+            attach.writable(writable)  # type: ignore[union-attr]
         if status is None:
             done, raw = os.waitpid(pid, os.WNOHANG)
             if done:
@@ -310,6 +348,10 @@ def run(directory: str) -> int:
         elif exited_at is not None and time.time() - exited_at > 2.0:
             break  # something outside our reach holds the pipes open: stop copying
     log.close()
+    if attach is not None:  # every attached client's session ends with the container
+        attach.close()
+        if spec.get("tty"):
+            os.close(out_r)
     if status is None:
         _, status = os.waitpid(pid, 0)
         exited_at = time.time()

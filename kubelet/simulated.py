@@ -7,6 +7,8 @@ synthetic log from the run. Stopping is modelled as a process that honours SIGTE
 after --container-stop-delay (never longer than the grace period). That is what lets one
 process host 1,000 nodes - and why `kubectl logs` shows no real output here: use
 `mini-kubelet --runtime process` for that.
+Ephemeral containers (`kubectl debug`) follow their plans like any other container (a debugging
+shell: running until stopped); `exec` and `attach` are refused, as nothing runs to join.
 """
 
 from __future__ import annotations

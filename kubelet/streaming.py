@@ -1,4 +1,4 @@
-"""The kubelet's streaming endpoints: `exec` (and a clear refusal for `attach`), over WebSocket.
+"""The kubelet's streaming endpoints: `exec` and `attach`, over WebSocket.
 
     GET /exec/{namespace}/{pod}/{container}?command=sh&command=-c&command=...&stdin=1&stdout=1&stderr=1&tty=1
     GET /attach/{namespace}/{pod}/{container}?stdin=1&stdout=1&tty=1
@@ -28,8 +28,12 @@ With `tty` the command gets a pseudo-terminal (os.openpty; `setsid -c` makes it 
 terminal) whose size follows the resize channel (TIOCSWINSZ) and TERM=xterm, as containerd sets.
 Without it, stdout and stderr stay apart.
 
-The simulated runtime runs no processes: it answers with a Failure Status that says so.
-`attach` is refused the same way (the shim keeps no stdin for a container): see docs/STATUS.md.
+`attach` joins the client to the streams of the container's own process (attach.py: the attach
+point of the container's shim, or its log), with the container's `tty` deciding whether there is
+a terminal; it ends with a Success Status when the container exits.
+
+Ephemeral containers (`kubectl debug`) are found like the others, by name.
+The simulated runtime runs no processes: it answers both with a Failure Status that says so.
 """
 
 from __future__ import annotations
@@ -159,7 +163,7 @@ async def serve(kubelet: Kubelet, ws: WebSocket, action: str) -> None:
     if worker is None:
         await deny(ws, 404, "pod does not exist")
         return
-    c = next((c for c in [*worker.inits, *worker.mains] if c.name == container), None)
+    c = next((c for c in [*worker.inits, *worker.mains, *worker.ephemerals] if c.name == container), None)
     if c is None:
         await deny(ws, 404, f'container not found ("{container}")')
         return
@@ -172,9 +176,7 @@ async def serve(kubelet: Kubelet, ws: WebSocket, action: str) -> None:
         await session.finish(status_internal(f"error executing command in container: {SIMULATED}"))
         return
     if action == "attach":
-        await session.finish(status_internal(
-            "attach is not supported by mini-k8s's process runtime yet (the shim keeps no stdin for a container); "
-            "use kubectl exec, or kubectl logs -f for its output"))  # fmt: skip
+        await serve_attach(kubelet, session, c, container, opts)
         return
     target = target_of(c)
     if target is None:
@@ -187,6 +189,28 @@ async def serve(kubelet: Kubelet, ws: WebSocket, action: str) -> None:
         await session.finish(status_internal(f"error executing command in container: {exc}"))
         return
     await session.finish(status_success() if code == 0 else status_exit(code, opts.command))
+
+
+async def serve_attach(kubelet: Kubelet, session: Session, c: Any, container: str, opts: Options) -> None:
+    """The checks of the kubelet's GetAttach and CRI's streaming server, then attach.py."""
+    from kubelet.attach import NotRunning, run_attach
+
+    target = kubelet.runtime.attach_target(c)  # type: ignore[attr-defined]
+    if target is None:  # the kubelet finds only running containers
+        await session.finish(status_internal(f'container not found ("{container}")'))
+        return
+    if target["tty"] and opts.stderr:  # the container's tty, not the request's (a terminal has no stderr)
+        await session.finish(status_internal("tty and stderr cannot both be true"))
+        return
+    try:
+        await run_attach(session, target, opts)
+    except NotRunning:
+        await session.finish(status_internal(f'container not found ("{container}")'))
+        return
+    except OSError as exc:
+        await session.finish(status_internal(f"error attaching to container: {exc}"))
+        return
+    await session.finish(status_success())
 
 
 async def deny(ws: WebSocket, code: int, message: str) -> None:
@@ -293,7 +317,7 @@ async def _pump_fd(session: Session, fd: int, channel: int | None, loop: asyncio
         loop.remove_reader(fd)
 
 
-async def _messages(session: Session) -> Any:
+async def messages(session: Session) -> Any:
     """The client's messages as (channel, data) until it closes the connection."""
     while True:
         try:
@@ -312,7 +336,7 @@ async def _messages(session: Session) -> Any:
 
 async def _feed_pipe(session: Session, proc: asyncio.subprocess.Process) -> None:
     stdin = proc.stdin
-    async for channel, data in _messages(session):
+    async for channel, data in messages(session):
         if stdin is None:
             continue
         try:
@@ -327,7 +351,7 @@ async def _feed_pipe(session: Session, proc: asyncio.subprocess.Process) -> None
 
 
 async def _feed_tty(session: Session, master: int, proc: asyncio.subprocess.Process, opts: Options) -> None:
-    async for channel, data in _messages(session):
+    async for channel, data in messages(session):
         if channel == STDIN and data and opts.stdin:
             await _write_all(master, data)
         elif channel == RESIZE:

@@ -4,8 +4,9 @@ A pod's containers are fixed once it exists; ephemeral containers are the one ex
 may only be *added* (never changed or removed), through this subresource: GET returns the pod,
 PUT or PATCH (kubectl debug sends a strategic merge patch) change `spec.ephemeralContainers`
 and nothing else. An ephemeral container has no ports, probes, lifecycle hooks or resources
-(it is not part of the pod's service), and a unique name. The kubelet of mini-k8s does not run
-ephemeral containers yet: the pod records them, and `kubectl debug` gets a proper answer.
+(it is not part of the pod's service), and a unique name. The kubelet's process runtime runs
+them in the pod's namespaces, never restarts them, and reports them in
+`status.ephemeralContainerStatuses` (kubelet/podworker.py); `kubectl debug -it` then attaches.
 """
 
 from __future__ import annotations

@@ -150,3 +150,24 @@ def test_attach_on_the_simulated_runtime(setup: Setup) -> None:
     real, mini = setup.both("attach", name)
     assert real.returncode == 1 and "the simulated runtime runs no processes" in real.stderr
     same(real, mini)
+
+
+def test_kubectl_debug_on_the_simulated_runtime(setup: Setup) -> None:
+    """Its ephemeral containers are reported as its other containers are (running); nothing runs to
+    attach to, which both kubectls report alike."""
+    name = setup.pod("dbg", setup.node)
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("KUBE")}, "KUBECONFIG": os.devnull}
+    out = subprocess.run([setup.kubectl_path, "-s", setup.server.url, "debug", name, "--image=busybox", "-c", "eph",
+                          "--", "sleep", "1h"], capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+
+    def eph() -> dict[str, object] | None:
+        status = setup.api.get(f"/api/v1/namespaces/default/pods/{name}").json()["status"]
+        found = [s for s in status.get("ephemeralContainerStatuses") or [] if s["name"] == "eph"]
+        return found[0] if found and "running" in found[0]["state"] else None
+
+    running = wait_for(eph, what="the ephemeral container running")
+    assert running["ready"] is False and running["restartCount"] == 0  # type: ignore[index]
+    real, mini = setup.both("attach", name, "-c", "eph")
+    assert real.returncode == 1 and "the simulated runtime runs no processes" in real.stderr
+    same(real, mini)

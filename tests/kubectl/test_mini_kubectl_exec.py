@@ -106,5 +106,56 @@ def test_mini_kubectl_exec_with_a_terminal(secure: Secure, pod: str) -> None:  #
             pass
 
 
-def test_attach_matches_kubectl(secure: Secure, pod: str) -> None:  # noqa: F811
-    both(secure, "attach", pod)
+def _pod(secure: Secure, name: str, command: list[str], policy: str = "Never", **container: object) -> str:  # noqa: F811
+    return secure.pod(name, restartPolicy=policy, containers=[{"name": "main", "image": "busybox",
+                                                               "command": command, **container}])  # fmt: skip
+
+
+def test_attach_matches_kubectl(secure: Secure) -> None:  # noqa: F811
+    """Output, stdin (stdinOnce: a pod each, the first attach takes its input) and errors, side by side."""
+    text = "one\ntwo\n" * 300
+    real = secure.kubectl("attach", "-i", _pod(secure, "att-real", ["cat"], stdin=True, stdinOnce=True), stdin=text)
+    ours = mini(secure, "attach", "-i", _pod(secure, "att-mini", ["cat"], stdin=True, stdinOnce=True), stdin=text)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (real.returncode, real.stdout, real.stderr) == (
+        0, text, "If you don't see a command prompt, try pressing enter.\n")  # fmt: skip
+    tty = _pod(secure, "att-tty", ["sh"], stdin=True, tty=True)
+    both(secure, "attach", tty)  # a terminal and stderr: refused by the kubelet
+    both(secure, "attach", tty, "-q")
+    plain = _pod(secure, "att-plain", ["sh", "-c", "while read l; do echo got-$l; done"], stdin=True)
+    both(secure, "attach", "-i", "-t", plain, stdin="")  # "did not allocate one"; its stdin ends the attach
+
+
+def test_mini_kubectl_attach_with_a_terminal(secure: Secure) -> None:  # noqa: F811
+    name = _pod(secure, "att-mini-tty", ["sh"], policy="Always", stdin=True, tty=True)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ.update(KUBECONFIG=os.devnull, PYTHONPATH=str(REPO))
+        os.chdir(REPO)
+        os.execv(sys.executable, [sys.executable, "-m", "kubectl", "-s", secure.apiserver.url, "attach", "-it", name])
+    seen = b""
+    try:
+        for send, marker in ((None, b"try pressing enter"), (b"tty; echo h''i\n", b"hi"), (b"exit 4\n", None)):
+            if send:
+                os.write(fd, send)
+            deadline = time.monotonic() + 20
+            while marker and marker not in seen:
+                assert time.monotonic() < deadline, seen
+                if select.select([fd], [], [], 0.2)[0]:
+                    seen += os.read(fd, 4096)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0  # attach has no exit code of its own
+        while select.select([fd], [], [], 0.2)[0]:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                break
+        assert b"/dev/pts/" in seen
+        assert seen.endswith(f"Session ended, resume using 'kubectl attach {name} -c main -i -t' command when the "
+                             "pod is running\r\n".encode()), seen  # fmt: skip
+    finally:
+        os.close(fd)
+        try:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass

@@ -49,6 +49,13 @@ class Secure:
     plain_kubelet_port: int  # simulated, no TLS at all
     kubectl_path: str
     kubeconfigs: dict[str, Path]
+    root: Path  # the process-runtime kubelet's --root-dir
+    kubelet: ComponentProcess  # the process-runtime kubelet
+
+    def restart_kubelet(self) -> None:
+        """SIGKILL the process-runtime kubelet (a crash) and start it again: it adopts its runs."""
+        self.kubelet.kill()
+        self.kubelet = ComponentProcess("kubelet", self.kubelet.args, health_port=self.kubelet.health_port).start()
 
     def kubectl(self, *args: str, stdin: str | bytes | None = None, who: str = "",
                 timeout: float = 60) -> subprocess.CompletedProcess[str]:  # fmt: skip
@@ -114,14 +121,14 @@ def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secure]:
     url = f"https://127.0.0.1:{port}"
     configs = {"alice": _kubeconfig(d / "alice.conf", url, ca.pair.cert, alice)}
     with server.client() as api:
-        s = Secure(server, api, url, d, ca, node, sim, kl, plain_port, kubectl_binary(), configs)
+        s = Secure(server, api, url, d, ca, node, sim, kl, plain_port, kubectl_binary(), configs, root, kubelets[0])
         for n in (node, sim):
             wait_for(lambda n=n: api.get(f"/api/v1/nodes/{n}").status_code == 200, what=f"node {n}")  # type: ignore[misc]
         try:
             yield s
         finally:
             s.kubectl("delete", "pods", "--all", "--wait=false")
-            for k in kubelets:
+            for k in [s.kubelet, *kubelets[1:]]:
                 k.stop()
             done = subprocess.run([sys.executable, "-m", "kubelet.cleanup", "--root-dir", str(root)],
                                   capture_output=True, text=True)  # fmt: skip
@@ -313,8 +320,3 @@ def test_the_simulated_runtime_says_it_runs_no_processes(secure: Secure) -> None
     assert "the simulated runtime runs no processes; start the cluster with --runtime process" in out.stderr
     assert out.stdout == ""
 
-
-def test_attach_is_refused_clearly(secure: Secure, pod: str) -> None:
-    out = secure.kubectl("attach", pod)
-    assert out.returncode == 1
-    assert "attach is not supported" in out.stderr, out.stderr
