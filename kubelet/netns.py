@@ -40,7 +40,7 @@ MS_BIND = 4096
 MNT_DETACH = 2
 _libc = ctypes.CDLL(None, use_errno=True)
 _bridge_lock = threading.Lock()  # sandboxes are made on a few threads; the bridge only once
-_bridges_ready: set[str] = set()  # bridges this process has made or checked (address, up)
+_bridges_ready: set[tuple[str, str]] = set()  # (bridge, root dir) this process made or checked and recorded
 
 
 def _check(result: int, what: str) -> None:
@@ -131,7 +131,7 @@ def ensure_bridge(node: str, pod_cidr: str, root: Path) -> str:
     name = bridge_name(node, pod_cidr)
     with _bridge_lock, IPRoute() as ipr:
         index = _link(ipr, name)
-        if index is not None and name in _bridges_ready:
+        if index is not None and (name, str(root)) in _bridges_ready:
             return gateway  # checked once per kubelet process; a sandbox only needs it to exist
         if index is None:
             ipr.link("add", ifname=name, kind="bridge")
@@ -140,7 +140,7 @@ def ensure_bridge(node: str, pod_cidr: str, root: Path) -> str:
             ipr.addr("add", index=index, address=gateway, prefixlen=net.prefixlen)
         ipr.link("set", index=index, state="up")
     (root / "bridge").write_text(json.dumps({"bridge": name, "cidr": pod_cidr}))
-    _bridges_ready.add(name)
+    _bridges_ready.add((name, str(root)))
     return gateway
 
 
@@ -207,5 +207,5 @@ def remove_bridge(root: Path) -> None:
         index = _link(ipr, doc["bridge"])
         if index is not None:
             ipr.link("del", index=index)
-    _bridges_ready.discard(doc["bridge"])
+    _bridges_ready.discard((doc["bridge"], str(root)))
     (root / "bridge").unlink(missing_ok=True)
