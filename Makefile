@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/pytest -q -n 2 --dist loadfile
+	$(BIN)/pytest -q -n 2 --dist loadfile --durations=25
 
 # A three-member etcd cluster on this machine (client ports 2379, 22379, 32379; data in
 # .etcd-cluster/), in the foreground: Ctrl-C stops all three. In another terminal:
