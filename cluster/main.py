@@ -25,6 +25,7 @@ from cluster.classroom import CLASSROOM, apiserver_args_with_preset, controller_
 from cluster.plan import CLUSTER_CIDR, SERVICE_CIDR, ClusterOptions, check_ranges
 from cluster.ports import kubelet_ports, port_free
 from cluster.processes import remove_containers, remove_proxy_rules, stop_all
+from cluster.runtime_choice import RUNTIMES, choose_runtime
 from cluster.state import RunState
 
 # Plain click help (rich_markup_mode None), as the components have: typer's boxes cut long flag
@@ -95,8 +96,9 @@ def up(
     memory: Annotated[str | None, typer.Option("--memory", help="Each node's memory capacity.")] = None,
     max_pods: Annotated[int | None, typer.Option("--max-pods")] = None,
     runtime: Annotated[
-        str, typer.Option("--runtime", help="The kubelets' runtime: simulated, or process (real containers; root).")
-    ] = "simulated",
+        str, typer.Option("--runtime", help="The kubelets' runtime: auto (process when root on Linux), simulated, "
+                                            "or process (real containers; root).")
+    ] = "auto",
     service_cluster_ip_range: Annotated[
         str, typer.Option("--service-cluster-ip-range", help="Services' addresses; the DNS Service gets the 10th.")
     ] = SERVICE_CIDR,
@@ -150,8 +152,9 @@ def up(
         apiserver_arg = apiserver_args_with_preset(apiserver_arg or [], p)
         controller_manager_arg = controller_manager_args_with_preset(controller_manager_arg or [], p)
         metric_resolution = metric_resolution or p.metric_resolution
-    if runtime not in ("simulated", "process"):
-        _fail(f"invalid --runtime {runtime!r}: must be simulated or process")
+    if runtime not in RUNTIMES:
+        _fail(f"invalid --runtime {runtime!r}: must be auto, simulated or process")
+    runtime, runtime_sentence = choose_runtime(runtime)
     if port is None:  # the plain port bypasses authentication: a secure cluster has it only when asked
         port = 0 if secure else 8080
     if not port and not (secure and secure_port):
@@ -217,6 +220,7 @@ def up(
         kube_proxy_args=kube_proxy_arg or [],
     )
     path.mkdir(parents=True, exist_ok=True)
+    typer.echo(runtime_sentence)
     from cluster.up import run_up  # imports the client library: only `up` and `status` need it
 
     raise typer.Exit(asyncio.run(run_up(opts, detach=detach, timeout=timeout, kubeconfig=kubeconfig)))

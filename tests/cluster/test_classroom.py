@@ -42,7 +42,8 @@ def _up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *flags: str) -> Cluster
         "--scheduler-port", str(free_port()), "--kubelet-port", str(free_port()), "--dns-port", "0",
         "--metrics-server-port", str(free_port()),
     ]  # fmt: skip
-    result = CliRunner().invoke(app, ["up", "--data-dir", str(tmp_path / "data"), *ports, *flags])
+    runtime = [] if "--runtime" in flags else ["--runtime", "simulated"]  # not root's automatic process runtime
+    result = CliRunner().invoke(app, ["up", "--data-dir", str(tmp_path / "data"), *ports, *runtime, *flags])
     assert result.exit_code == 0, result.output
     return seen[0]
 

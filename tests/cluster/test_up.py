@@ -58,6 +58,8 @@ class Cluster:
     def up_args(self, nodes: int, *extra: str, plain_port: bool = True) -> list[str]:
         """`plain_port=False` leaves `--port` to `up` (with --secure: none, as `make up` runs)."""
         port = ["--port", str(self.port)] if plain_port else []
+        # `up` picks the process runtime as root; these tests are about the simulated one unless they say
+        runtime = [] if "--runtime" in extra else ["--runtime", "simulated"]
         return [
             sys.executable, "-m", "cluster", "up",
             "--data-dir", str(self.data_dir), *port, "--nodes", str(nodes),
@@ -66,7 +68,7 @@ class Cluster:
             "--dns-port", str(self.dns_port), "--dns-health-port", str(self.dns_health_port),
             "--metrics-server-port", str(self.metrics_port),
             "--pod-startup-delay", "0.1", "--node-status-update-frequency", "2s",
-            *extra,
+            *runtime, *extra,
         ]  # fmt: skip
 
     def up(self, nodes: int, *extra: str, plain_port: bool = True) -> subprocess.CompletedProcess[str]:

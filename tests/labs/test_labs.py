@@ -142,6 +142,8 @@ def _start_lab_cluster(
         "--metrics-server-port", str(free_port()),
         "--secure-port", str(free_port()),
     ]  # fmt: skip
+    if "--runtime" not in extra:  # as root `up` would pick real pods; these labs are written for simulated ones
+        extra = [*extra, "--runtime", "simulated"]
     up = subprocess.run(
         [sys.executable, "-m", "cluster", "up", "-d", *CLASSROOM_FLAGS, *ports, *extra, "--timeout", "90"],
         cwd=workdir,
