@@ -40,6 +40,9 @@ SETTINGS_INITIAL_WINDOW_SIZE = 7
 INITIAL_WINDOW = 64 * 1024
 MAX_WINDOW = 2**31 - 1
 MAX_DATA_LENGTH = 2**24 - 1
+# The most a header block may decompress to: a few hundred bytes carry a port-forward's headers, and
+# a SPDY control frame (at most 16 MiB) of zlib could otherwise inflate to gigabytes (a zip bomb).
+MAX_HEADER_BLOCK = 1024 * 1024
 
 Headers = list[tuple[str, str]]
 
@@ -190,9 +193,11 @@ class HeaderDecompressor:
 
     def decompress(self, block: bytes) -> Headers:
         try:
-            raw = self._z.decompress(block)
+            raw = self._z.decompress(block, MAX_HEADER_BLOCK)
         except zlib.error as exc:
             raise ProtocolError(f"header block does not decompress: {exc}") from None
+        if self._z.unconsumed_tail:
+            raise ProtocolError(f"header block inflates past the limit of {MAX_HEADER_BLOCK} bytes")
         return decode_header_block(raw)
 
 

@@ -12,7 +12,11 @@ control with a SETTINGS frame (INITIAL_WINDOW_SIZE) at the start, send WINDOW_UP
 application consumes data, and hold our sends to the peer's window only once the peer has shown
 it does the same (SETTINGS with INITIAL_WINDOW_SIZE, or any WINDOW_UPDATE): between two mini-k8s
 ends the windows hold, with kubectl nothing stalls. Received data waits in a per-stream buffer;
-`feed` pauses (and so stops reading the transport) while one holds more than MAX_BUFFERED.
+`feed` pauses (and so stops reading the transport) while one holds more than MAX_BUFFERED: that
+is the only back-pressure a peer without flow control gets, so it must only ever wait for a
+stream somebody reads. A stream the application will not read is reset (`reset`) or, if it must
+stay open for writing, marked with `discard_input`: data for it is dropped (and its window
+re-opened), never waited for.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from api import spdy
 
 CHUNK = 32 * 1024  # what client-go's io.Copy writes at a time
 MAX_BUFFERED = 4 * 1024 * 1024
+# The WebSocket subprotocol of SPDY tunneled in a WebSocket (KEP-4006), both ends of port-forward
+TUNNEL_PROTOCOL = "SPDY/3.1+portforward.k8s.io"
 Send = Callable[[bytes], Awaitable[None]]
 
 
@@ -43,6 +49,7 @@ class Stream:
         self.reset_status = 0  # RST_STREAM's status, ours or the peer's
         self.remote_closed = False  # the peer sent FIN (or reset, or the connection is gone)
         self.local_closed = False  # we sent FIN
+        self.discarding = False  # the application will not read it: data for it is dropped
         self._buffer = bytearray()
         self._changed = asyncio.Event()
 
@@ -89,6 +96,14 @@ class Stream:
                 n = min(len(view), CHUNK)
             await self.session.write(spdy.DataFrame(self.id, bytes(view[:n])))
             view = view[n:]
+
+    def discard_input(self) -> None:
+        """The application will never read this stream: what arrives for it is dropped, so it
+        cannot hold up the connection (see the module comment). Writing and closing still work."""
+        self.discarding = True
+        self._buffer.clear()
+        self._wake()
+        self.session._forget_if_done(self)
 
     async def close(self) -> None:
         """Half-close: FIN (an empty DATA frame), as spdystream's Close does."""
@@ -141,11 +156,19 @@ class Session:
 
     async def write(self, frame: spdy.Frame) -> None:
         """Encode and send in one critical section: header blocks share one compression context,
-        so they must reach the peer in the order they were compressed."""
+        so they must reach the peer in the order they were compressed. Whatever the transport
+        raises (its connection is gone: websockets' ConnectionClosed, Starlette's
+        WebSocketDisconnect, OSError, ...) comes out as StreamError."""
         if self.closed:
             raise StreamError("the connection is closed")
         async with self._lock:
-            await self._send(self.writer.encode(frame))
+            await self._transmit(self.writer.encode(frame))
+
+    async def _transmit(self, data: bytes) -> None:
+        try:
+            await self._send(data)
+        except Exception as exc:  # noqa: BLE001 - any transport's failure: the connection is lost
+            raise StreamError(f"the connection is lost: {exc or type(exc).__name__}") from exc
 
     async def start(self) -> None:
         """Announce our flow control (see the module comment)."""
@@ -155,15 +178,26 @@ class Session:
         """SYN_STREAM, then wait for the SYN_REPLY (StreamError if the peer resets it instead)."""
         if self.goaway_received:
             raise StreamError("the connection is going away")
+        if self.closed:
+            raise StreamError("the connection is closed")
         async with self._lock:  # ids must go out in increasing order
             stream = Stream(self, self._next_id, headers)
             self._next_id += 2
             self.streams[stream.id] = stream
-            await self._send(self.writer.encode(spdy.SynStream(stream.id, headers)))
+            try:
+                await self._transmit(self.writer.encode(spdy.SynStream(stream.id, headers)))
+            except BaseException:
+                self.streams.pop(stream.id, None)
+                raise
         try:
             await asyncio.wait_for(stream.replied.wait(), timeout)
-        except TimeoutError:
-            raise StreamError(f"timed out waiting for a reply to stream {stream.id}") from None
+        except BaseException as exc:  # a timeout, or our caller gave up: the stream is abandoned
+            stream._mark_reset(spdy.CANCEL)  # forgotten at once, even if the RST_STREAM cannot be sent
+            with contextlib.suppress(Exception):
+                await self.write(spdy.RstStream(stream.id, spdy.CANCEL))
+            if isinstance(exc, TimeoutError):
+                raise StreamError(f"timed out waiting for a reply to stream {stream.id}") from None
+            raise
         if stream.reset_status or self.closed:
             raise StreamError(f"stream {stream.id} was refused (status {stream.reset_status})")
         return stream
@@ -209,11 +243,19 @@ class Session:
             stream = self.streams.get(frame.stream_id)
             if stream is None or stream.remote_closed:
                 return  # late data for a stream we reset or forgot: ignored, as spdystream does
-            while stream.buffered > MAX_BUFFERED and not stream.reset_status and not self.closed:
+            # a stream being read: wait for its reader to catch up (see the module comment)
+            while stream.buffered > MAX_BUFFERED and not (stream.reset_status or stream.discarding or self.closed):
                 stream._changed.clear()
                 await stream._changed.wait()
+            if stream.reset_status or self.closed:
+                return
             stream.recv_window.received(len(frame.data))
-            stream._buffer += frame.data
+            if stream.discarding:  # nobody reads it: dropped, and the window re-opened as if read
+                delta = stream.recv_window.consumed(len(frame.data)) if frame.data else 0
+                if delta and not frame.fin:
+                    await self.write(spdy.WindowUpdate(stream.id, delta))
+            else:
+                stream._buffer += frame.data
             if frame.fin:
                 stream.remote_closed = True
                 self._forget_if_done(stream)
@@ -270,3 +312,40 @@ class Session:
             stream.remote_closed = True
         await self.write(spdy.SynReply(stream.id, []))
         self.incoming.put_nowait(stream)
+
+
+async def splice(stream: Stream, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
+                 until_remote_done: bool = False) -> None:  # fmt: skip
+    """Copy a stream and a TCP connection both ways: the stream's data to `writer` (its FIN
+    becomes a half-close), what `reader` gives to the stream (its EOF becomes our FIN).
+
+    Returns once both directions are over (the kubelet's side: the pod's connection and the
+    client's stream each end on their own), or with `until_remote_done` once the stream's data
+    is over (client-go's handleConnection: kubectl's side stops there); and at once when either
+    direction fails (a reset stream, a broken socket). The caller closes `writer`."""
+
+    async def inbound() -> None:
+        while chunk := await stream.read():
+            writer.write(chunk)
+            await writer.drain()
+        if stream.reset_status:
+            raise StreamError(f"stream {stream.id} was reset")
+        if writer.can_write_eof():
+            writer.write_eof()
+
+    async def outbound() -> None:
+        while chunk := await reader.read(CHUNK):
+            await stream.write(chunk)
+        await stream.close()
+
+    remote, local = asyncio.create_task(inbound()), asyncio.create_task(outbound())
+    pending: set[asyncio.Task[None]] = {remote, local}
+    try:
+        while pending and not (until_remote_done and remote.done()):
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            if any(not t.cancelled() and t.exception() is not None for t in done):
+                break  # a reset, or a broken socket: the connection is over
+    finally:
+        for task in (remote, local):
+            task.cancel()
+        await asyncio.gather(remote, local, return_exceptions=True)

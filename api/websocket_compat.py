@@ -10,11 +10,63 @@ just split it on commas. These helpers make ours do the same:
     (uvicorn splits them on commas into scope["subprotocols"]) and it still chooses one;
   - `lenient_client(offered)`: the request header and a `create_connection` class for
     websockets.connect(...) that accepts whichever of `offered` the server chose.
+
+Both replace the `process_subprotocol(headers)` method of websockets' sans-I/O ServerProtocol
+and ClientProtocol on the connection's instance. That is not public API: `check_hooks()` runs at
+import and fails loudly if a websockets release renamed it or stopped calling it, rather than
+letting the subprotocol be refused again with no clear cause.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
+
+HOOK = "process_subprotocol"
+
+
+class IncompatibleWebsockets(ImportError):
+    """The installed websockets no longer has the method these helpers replace."""
+
+
+def check_hooks(*classes: type) -> None:
+    """Each class must have HOOK, a method taking the headers, that its handshake calls."""
+    for cls in classes:
+        where = f"{cls.__module__}.{cls.__qualname__}"
+        method = getattr(cls, HOOK, None)
+        problem = ""
+        if not callable(method):
+            problem = f"it has no method {HOOK}()"
+        else:
+            try:
+                inspect.signature(method).bind(object(), object())  # (self, headers)
+            except TypeError:
+                problem = f"its {HOOK}() does not take one argument (the headers)"
+            except ValueError:
+                pass  # no signature to inspect (a builtin): nothing more to check
+        if not problem:
+            try:
+                source = inspect.getsource(cls)
+            except (OSError, TypeError):
+                source = ""  # no source to read: trust the method's presence
+            if source and f"self.{HOOK}(" not in source:
+                problem = f"its handshake no longer calls self.{HOOK}()"
+        if problem:
+            raise IncompatibleWebsockets(
+                f"api/websocket_compat.py: {where} is not what it expects: {problem}. Port-forward's "
+                "subprotocol 'SPDY/3.1+portforward.k8s.io' would be refused; adapt websocket_compat.py "
+                "to this websockets release (websockets 17.4 works)."
+            )
+
+
+def _check_installed() -> None:
+    from websockets.client import ClientProtocol
+    from websockets.server import ServerProtocol
+
+    check_hooks(ServerProtocol, ClientProtocol)
+
+
+_check_installed()
 
 
 def lenient_server_protocol() -> type:
@@ -24,7 +76,7 @@ def lenient_server_protocol() -> type:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             # uvicorn adds the header the application accepts with itself; nothing to select here
-            self.conn.process_subprotocol = lambda headers: None  # type: ignore[method-assign]
+            setattr(self.conn, HOOK, lambda headers: None)
 
     return LenientWebSocketsProtocol
 
@@ -44,7 +96,7 @@ def lenient_client(offered: list[str]) -> tuple[dict[str, str], type]:
 
     class LenientClientConnection(ClientConnection):
         def __init__(self, protocol: Any, *args: Any, **kwargs: Any) -> None:
-            protocol.process_subprotocol = process_subprotocol
+            setattr(protocol, HOOK, process_subprotocol)
             super().__init__(protocol, *args, **kwargs)
 
     return {"Sec-WebSocket-Protocol": ", ".join(offered)} if offered else {}, LenientClientConnection

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from api.errors import StatusError
-from api.spdy_session import CHUNK, Session, Stream, StreamError
+from api.spdy_session import TUNNEL_PROTOCOL, Session, Stream, StreamError, splice
 from api.websocket_compat import lenient_client
 from client.rest import resource_path
 from kubectl.cli import CmdError
 from kubectl.cli import Session as CliSession
 
-PROTOCOL = "SPDY/3.1+portforward.k8s.io"
+PROTOCOL = TUNNEL_PROTOCOL
 LOST = "lost connection to pod"
 
 
@@ -102,7 +102,7 @@ class PortForwarder:
 
     async def run(self) -> int:
         await self.dial()
-        self.session = Session(self.conn.send, client=True)
+        self.session = Session(self.conn.send, client=True, validate=_refuse_streams)
         reader = asyncio.create_task(self._read())
         servers = []
         try:
@@ -172,6 +172,8 @@ class PortForwarder:
         print(f"Handling connection for {port.local}", flush=True)
         request_id, self.request_id = self.request_id, self.request_id + 1
         headers = [("streamtype", "error"), ("port", str(port.remote)), ("requestid", str(request_id))]
+        message: asyncio.Task[bytes] | None = None
+        error = data = None
         try:
             try:
                 error = await self.session.open_stream(headers)
@@ -184,9 +186,8 @@ class PortForwarder:
                 data = await self.session.open_stream([("streamtype", "data"), *headers[1:]])
             except StreamError as exc:
                 klog_error(f"error creating forwarding stream for port {port.local} -> {port.remote}: {exc}")
-                message.cancel()
                 return
-            await _copy(data, reader, writer)
+            await splice(data, reader, writer, until_remote_done=True)
             with contextlib.suppress(StreamError):
                 await data.reset()  # discard what is unsent, so the error stream is not held up
             text = (await message).decode(errors="replace")
@@ -195,38 +196,20 @@ class PortForwarder:
                 await self.session.goaway()
                 with contextlib.suppress(Exception):
                     await self.conn.close()
-        except StreamError:
+        except StreamError:  # the connection is gone (Session.write says so for any transport error)
             pass
-        finally:
+        finally:  # also when cancelled (Ctrl-C, lost connection): nothing left running or open
+            if message is not None and not message.done():
+                message.cancel()
+            if message is not None:
+                await asyncio.gather(message, return_exceptions=True)
+            for stream in (data, error):  # not over: nobody will read them any more
+                if stream is not None and not stream.remote_closed:
+                    with contextlib.suppress(StreamError):
+                        await stream.reset()
             writer.close()
 
 
-async def _copy(data: Stream, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Until the pod's side is done (or the local side fails), as client-go's handleConnection."""
-
-    async def remote_to_local() -> None:
-        with contextlib.suppress(OSError):
-            while chunk := await data.read():
-                writer.write(chunk)
-                await writer.drain()
-
-    async def local_to_remote() -> None:
-        try:
-            while chunk := await reader.read(CHUNK):
-                await data.write(chunk)
-        finally:
-            with contextlib.suppress(StreamError, OSError):
-                await data.close()  # tell the pod's side we are not sending any more
-
-    remote = asyncio.create_task(remote_to_local())
-    local = asyncio.create_task(local_to_remote())
-    pending: set[asyncio.Task[None]] = {remote, local}
-    try:
-        while not remote.done():
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            if local in done and local.exception() is not None:
-                break  # a local error: no waiting for the other copy
-    finally:
-        remote.cancel()
-        local.cancel()
-        await asyncio.gather(remote, local, return_exceptions=True)
+def _refuse_streams(stream: Stream) -> str | None:
+    """The server opens no streams to kubectl: one it did would never be read (so it is reset)."""
+    return "the client accepts no streams"

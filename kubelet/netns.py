@@ -56,15 +56,21 @@ def _inside(path: str) -> Iterator[None]:
     pyroute2's own NetNS forks helper processes, which a kubelet with child processes of its own
     cannot afford."""
     host = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    target = os.open(path, os.O_RDONLY)
     try:
-        _check(_libc.setns(target, CLONE_NEWNET), f"setns {path}")
+        target = os.open(path, os.O_RDONLY)
         try:
-            yield
+            _check(_libc.setns(target, CLONE_NEWNET), f"setns {path}")
+            try:
+                yield
+            finally:
+                if _libc.setns(host, CLONE_NEWNET) != 0:
+                    # this thread would go on in the pod's network: every later netlink call on it
+                    # (a pool thread) would change the pod instead of the host. Nothing can be trusted.
+                    os.write(2, f"fatal: cannot return a thread from {path} to the host's network namespace\n".encode())
+                    os.abort()
         finally:
-            _check(_libc.setns(host, CLONE_NEWNET), "setns back to the host")
+            os.close(target)
     finally:
-        os.close(target)
         os.close(host)
 
 

@@ -13,26 +13,38 @@ Two protocols, chosen by the subprotocol the client offers, as Kubernetes' kubel
     half-closed, and the pod's EOF becomes our FIN). If no connection can be made, the error stream
     carries the message (`error forwarding port 80 to pod <id>, uid : ...`: Kubernetes' words,
     with containerd's reason); the error stream is closed when the request is over.
-  - the channel protocol (`v4.channel.k8s.io`, or none; the official Python client's):
-    `?port=80&port=8080` (the API server turns `?ports=80,8080` into that); for the i-th port,
-    channel 2i is data and 2i+1 errors; the first message on each is the port, 2 bytes little
-    endian; one connection per port, and the WebSocket closes when all of them are over.
+    Streams nobody will read never hold up the connection (api/spdy_session.py): error streams
+    drop what the client sends on them, and a duplicate stream, the streams of a request that
+    timed out, and a data stream the client still sends on when its connection is over are reset.
+  - the channel protocol (`v4.channel.k8s.io`, `v4.base64.channel.k8s.io`, or none: the
+    subprotocols of Kubernetes' kubelet; the official Python client's): `?port=80&port=8080`
+    (the API server turns `?ports=80,8080` into that); for the i-th port, channel 2i is data and
+    2i+1 errors; the first message on each is the port, 2 bytes little endian; one connection per
+    port, and the WebSocket closes when all of them are over. In base64 (text messages), each
+    message is the channel as an ASCII digit ('0' + channel), then the payload in base64.
 
 "Inside the pod" is its network namespace: a connection to localhost:<port> there, so a server
-bound to 127.0.0.1 in the pod is reachable, as in Kubernetes. The socket is created by a worker
-thread that has entered the pod's namespace (setns is per thread) and returned to the host's;
-a socket stays in the namespace it was made in. hostNetwork pods: the host's localhost.
+bound to 127.0.0.1 in the pod is reachable, as in Kubernetes. The socket is created by a thread
+started for it, which enters the pod's namespace (setns is per thread), makes the socket (a
+socket stays in the namespace it was made in) and ends: never a pooled thread, which would be
+left in the pod's namespace if returning to the host's failed. The host's localhost is used
+only for hostNetwork pods and with --pod-network host; a pod whose namespace does not exist
+(yet: waiting for its sandbox, or FailedCreatePodSandBox) is refused with the kubelet's
+"failed to find sandboxID for pod ...", never forwarded to the node's localhost.
 The simulated runtime has no processes to connect to: the upgrade is refused, saying so.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import errno
 import logging
 import os
 import socket
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +52,7 @@ from starlette.responses import PlainTextResponse
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from api import spdy
-from api.spdy_session import CHUNK, Session, Stream, StreamError
+from api.spdy_session import CHUNK, TUNNEL_PROTOCOL, Session, Stream, StreamError, splice
 from kubelet import netns
 
 if TYPE_CHECKING:
@@ -48,8 +60,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kubelet.portforward")
 
-SPDY_TUNNEL = "SPDY/3.1+portforward.k8s.io"
-CHANNEL_PROTOCOLS = ("v4.channel.k8s.io", "portforward.k8s.io")
+SPDY_TUNNEL = TUNNEL_PROTOCOL
+BINARY, BASE64 = "v4.channel.k8s.io", "v4.base64.channel.k8s.io"
+CHANNEL_PROTOCOLS = (BINARY, BASE64)  # and none at all: Kubernetes' kubelet's websocket.go
 STREAM_CREATION_TIMEOUT = 30.0  # Kubernetes' kubelet waits as long for the second stream of a request
 SIMULATED = ("port-forward is not possible: the simulated runtime runs no processes; "
              "start the cluster with --runtime process")  # fmt: skip
@@ -70,16 +83,30 @@ def refusal(kubelet: Kubelet, namespace: str, pod: str, uid: str = "") -> tuple[
         return 404, "pod does not exist"
     if getattr(kubelet.runtime, "exec_target", None) is None:
         return 400, SIMULATED
+    if _netns_of(kubelet, namespace, pod) is None:
+        # Kubernetes' kubelet (GetPortForward) for a pod without a sandbox, with its status 500
+        return 500, f"failed to find sandboxID for pod {pod}_{namespace}({worker.uid or ''})"
     return None
 
 
-def target_of(kubelet: Kubelet, namespace: str, pod: str) -> Target:
+def _netns_of(kubelet: Kubelet, namespace: str, pod: str) -> str | None:
+    """The pod's network namespace: "" for the host's (hostNetwork, --pod-network host), None
+    when the pod has none (yet), so that nothing is ever forwarded to the node's localhost instead."""
     worker = kubelet.workers[f"{namespace}/{pod}"]
-    path = worker.netns
-    if not path and not worker.host_network and kubelet.config.pod_network == "bridge":
-        path = netns.netns_path(worker.uid or "")  # a sandbox made by an earlier kubelet
-        if not os.path.exists(path):
-            path = ""
+    if worker.host_network or kubelet.config.pod_network != "bridge":
+        return ""
+    if worker.netns:
+        return str(worker.netns)
+    path = netns.netns_path(worker.uid or "")  # a sandbox made by an earlier kubelet process
+    return path if worker.uid and os.path.exists(path) else None
+
+
+def target_of(kubelet: Kubelet, namespace: str, pod: str) -> Target:
+    """Where to connect (refusal() said the pod has a network namespace)."""
+    path = _netns_of(kubelet, namespace, pod)
+    if path is None:
+        raise LookupError(f"pod {namespace}/{pod} has no network namespace")
+    worker = kubelet.workers[f"{namespace}/{pod}"]
     return Target(path, worker.uid or f"{namespace}_{pod}")
 
 
@@ -98,7 +125,7 @@ async def serve(kubelet: Kubelet, ws: WebSocket) -> None:
         await SpdyForwarder(ws, target).run()
         return
     chosen = next((x for x in offered if x in CHANNEL_PROTOCOLS), None)
-    if offered and chosen is None:
+    if offered and chosen is None:  # (Kubernetes' wsstream answers the same 400 in other words)
         await deny(ws, 400, "unable to upgrade: none of the subprotocols offered is supported: "
                             f"{', '.join((SPDY_TUNNEL, *CHANNEL_PROTOCOLS))}")  # fmt: skip
         return
@@ -108,7 +135,7 @@ async def serve(kubelet: Kubelet, ws: WebSocket) -> None:
         await deny(ws, 400, str(exc))
         return
     await ws.accept(subprotocol=chosen)
-    await ChannelForwarder(ws, target, ports).run()
+    await ChannelForwarder(ws, target, ports, base64_codec=chosen == BASE64).run()
 
 
 async def deny(ws: WebSocket, code: int, message: str) -> None:
@@ -137,12 +164,44 @@ def parse_ports(values: list[str]) -> list[int]:
 # ------------------------------------------------------------------------------------ connecting
 
 
-def _socket_in(path: str, family: int) -> socket.socket:
-    """A TCP socket of the network namespace at `path` (runs on a worker thread)."""
+async def _socket_in(path: str, family: int) -> socket.socket:
+    """A TCP socket of the network namespace at `path` ("" = the host's, this thread's).
+
+    Made on a thread started for it alone, which ends right after: if returning to the host's
+    namespace failed (netns._inside raises), no thread is left behind inside the pod, as a thread
+    of a shared pool would be, to run unrelated work there later."""
     if not path:
         return socket.socket(family, socket.SOCK_STREAM)
-    with netns._inside(path):
-        return socket.socket(family, socket.SOCK_STREAM)
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[socket.socket] = loop.create_future()
+
+    def settle(sock: socket.socket | None, exc: BaseException | None) -> None:
+        if done.cancelled():  # our caller is gone (cancelled): nobody will close it
+            if sock is not None:
+                sock.close()
+        elif sock is not None:
+            done.set_result(sock)
+        else:
+            done.set_exception(exc or OSError("no socket"))
+
+    def make() -> None:
+        sock = None
+        try:
+            with netns._inside(path):
+                sock = socket.socket(family, socket.SOCK_STREAM)
+        except Exception as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+            if sock is not None:  # made, but the thread could not return to the host's namespace
+                sock.close()
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(settle, None, exc)
+            return
+        try:
+            loop.call_soon_threadsafe(settle, sock, None)
+        except RuntimeError:
+            sock.close()
+
+    threading.Thread(target=make, name=f"portforward-netns-{os.path.basename(path)}", daemon=True).start()
+    return await done
 
 
 def _go_error(exc: OSError, network: str, address: str) -> str:
@@ -158,20 +217,26 @@ async def connect(target: Target, port: int) -> tuple[asyncio.StreamReader, asyn
     for family, network, host, shown in ((socket.AF_INET, "tcp4", "127.0.0.1", f"127.0.0.1:{port}"),
                                          (socket.AF_INET6, "tcp6", "::1", f"[::1]:{port}")):  # fmt: skip
         try:
-            sock = await loop.run_in_executor(None, _socket_in, target.netns, family)
+            sock = await _socket_in(target.netns, family)
         except OSError as exc:
             failures.append(f"{network}: {exc}")
             continue
-        sock.setblocking(False)
+        handed = False  # to open_connection, whose transport then owns it
         try:
-            await asyncio.wait_for(loop.sock_connect(sock, (host, port)), 10)
+            sock.setblocking(False)
+            try:
+                await asyncio.wait_for(loop.sock_connect(sock, (host, port)), 10)
+            except TimeoutError:
+                failures.append(_go_error(OSError(errno.ETIMEDOUT, ""), network, shown))
+                continue
+            except OSError as exc:
+                failures.append(_go_error(exc, network, shown))
+                continue
+            handed = True
             return await asyncio.open_connection(sock=sock)
-        except TimeoutError:
-            sock.close()
-            failures.append(_go_error(OSError(errno.ETIMEDOUT, ""), network, shown))
-        except OSError as exc:
-            sock.close()
-            failures.append(_go_error(exc, network, shown))
+        finally:  # also when cancelled: an open socket of the pod's would keep its namespace alive
+            if not handed:
+                sock.close()
     where = f"network namespace {target.netns!r}" if target.netns else "the host network namespace"
     where = where.replace("'", '"')
     raise OSError(f"failed to execute portforward in {where}: failed to connect to localhost:{port} inside "
@@ -192,6 +257,10 @@ class Pair:
     data: Stream | None = None
     error: Stream | None = None
     created: float = field(default_factory=lambda: asyncio.get_running_loop().time())
+    timer: asyncio.TimerHandle | None = None  # STREAM_CREATION_TIMEOUT, cancelled once complete
+
+
+DISCONNECTED = (StreamError, OSError, WebSocketDisconnect, RuntimeError)
 
 
 class SpdyForwarder:
@@ -226,10 +295,14 @@ class SpdyForwarder:
             await self.session.start()
             while (stream := await self.session.incoming.get()) is not None:
                 self._add(stream)
-        except (StreamError, OSError, WebSocketDisconnect, RuntimeError):
+        except DISCONNECTED:
             pass
         finally:
             reader.cancel()
+            for pair in self.pairs.values():
+                if pair.timer is not None:
+                    pair.timer.cancel()
+            self.pairs.clear()
             for task in list(self.tasks):
                 task.cancel()
             await asyncio.gather(reader, *self.tasks, return_exceptions=True)
@@ -250,7 +323,7 @@ class SpdyForwarder:
         except spdy.ProtocolError as exc:
             log.warning("port-forward: %s", exc)
             await self.session.goaway()
-        except (WebSocketDisconnect, RuntimeError, OSError):
+        except DISCONNECTED:
             pass
         finally:
             self.session.connection_lost()
@@ -263,28 +336,42 @@ class SpdyForwarder:
     def _add(self, stream: Stream) -> None:
         request_id = stream.header("requestid")
         kind = stream.header("streamtype")
+        if kind == "error":
+            stream.discard_input()  # written to, never read (what a client sends on it is dropped)
         if not request_id:  # an old client: Kubernetes derives the id from the stream ids
             request_id = str(stream.id if kind == "error" else stream.id - 2)
         pair = self.pairs.get(request_id)
         if pair is None:
             pair = self.pairs[request_id] = Pair(request_id)
-            self._spawn(self._expire(pair))
+            pair.timer = asyncio.get_running_loop().call_later(STREAM_CREATION_TIMEOUT, self._expire, pair)
         if getattr(pair, kind) is not None:
             message = f"error processing stream for request {request_id}: {kind} stream already assigned"
             if pair.error is not None:
                 self._spawn(_write_quietly(pair.error, message))
+            self._spawn(_reset_quietly(stream))  # a stream nobody will read must not stay open
             return
         setattr(pair, kind, stream)
         if pair.data is not None and pair.error is not None:
             self.pairs.pop(request_id, None)
+            if pair.timer is not None:
+                pair.timer.cancel()
             self._spawn(self._forward(pair.data, pair.error))
 
-    async def _expire(self, pair: Pair) -> None:
-        await asyncio.sleep(STREAM_CREATION_TIMEOUT)
-        if self.pairs.get(pair.request_id) is pair:
-            self.pairs.pop(pair.request_id, None)
+    def _expire(self, pair: Pair) -> None:
+        """The other stream of a request did not come in time (Kubernetes' monitorStreamPair)."""
+        if self.pairs.get(pair.request_id) is not pair:
+            return
+        self.pairs.pop(pair.request_id, None)
+
+        async def give_up() -> None:
             if pair.error is not None:
                 await _write_quietly(pair.error, f"timed out waiting for streams (request {pair.request_id})")
+                with contextlib.suppress(*DISCONNECTED):
+                    await pair.error.close()
+            if pair.data is not None:
+                await _reset_quietly(pair.data)
+
+        self._spawn(give_up())
 
     async def _forward(self, data: Stream, error: Stream) -> None:
         port = int(data.header("port"))
@@ -295,7 +382,7 @@ class SpdyForwarder:
                 await error.write(forwarding_error(port, self.target, exc).encode())
                 return
             try:
-                await _copy_both_ways(data, reader, writer)
+                await splice(data, reader, writer)
             finally:
                 writer.close()
                 with contextlib.suppress(Exception):
@@ -303,64 +390,64 @@ class SpdyForwarder:
         except StreamError:
             pass
         finally:  # as Kubernetes: the error stream, then the data stream
-            with contextlib.suppress(StreamError, OSError, WebSocketDisconnect, RuntimeError):
+            with contextlib.suppress(*DISCONNECTED):
                 await error.close()
-                await data.close()
+            if data.remote_closed:
+                with contextlib.suppress(*DISCONNECTED):
+                    await data.close()
+            else:  # the client may still be sending: nobody would read it any more
+                await _reset_quietly(data)
 
 
 async def _write_quietly(stream: Stream, message: str) -> None:
-    with contextlib.suppress(StreamError, OSError, WebSocketDisconnect, RuntimeError):
+    with contextlib.suppress(*DISCONNECTED):
         await stream.write(message.encode())
 
 
-async def _copy_both_ways(data: Stream, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Until both directions are over (each ends with its EOF: FIN one way, a half-close the
-    other), or the stream is reset."""
-
-    async def to_pod() -> None:
-        while chunk := await data.read():
-            writer.write(chunk)
-            await writer.drain()
-        if data.reset_status:
-            raise StreamError("reset")
-        if writer.can_write_eof():
-            writer.write_eof()
-
-    async def from_pod() -> None:
-        while chunk := await reader.read(CHUNK):
-            await data.write(chunk)
-        await data.close()
-
-    tasks = [asyncio.create_task(to_pod()), asyncio.create_task(from_pod())]
-    try:
-        pending = set(tasks)
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            if any(t.exception() is not None for t in done):
-                break  # a reset, or a broken socket: the request is over
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+async def _reset_quietly(stream: Stream) -> None:
+    with contextlib.suppress(*DISCONNECTED):
+        await stream.reset()
 
 
 # ------------------------------------------------------------------------------- channel protocol
 
 
 class ChannelForwarder:
-    """One connection per port: channel 2i data, 2i+1 errors (v4.channel.k8s.io)."""
+    """One connection per port: channel 2i data, 2i+1 errors (v4.channel.k8s.io; in text
+    messages with `base64_codec`: v4.base64.channel.k8s.io)."""
 
-    def __init__(self, ws: WebSocket, target: Target, ports: list[int]) -> None:
+    def __init__(self, ws: WebSocket, target: Target, ports: list[int], *, base64_codec: bool = False) -> None:
         self.ws = ws
         self.target = target
         self.ports = ports
+        self.base64 = base64_codec
         self.writers: dict[int, asyncio.StreamWriter] = {}
         self.ready = [asyncio.Event() for _ in ports]
         self.lock = asyncio.Lock()
 
     async def send(self, channel: int, data: bytes) -> None:
         async with self.lock:
-            await self.ws.send_bytes(bytes([channel]) + data)
+            if self.base64:  # wsstream's base64Codec: '0' + channel, then the payload in base64
+                await self.ws.send_text(chr(ord("0") + channel) + base64.b64encode(data).decode())
+            else:
+                await self.ws.send_bytes(bytes([channel]) + data)
+
+    def decode(self, message: dict[str, Any]) -> tuple[int, bytes] | None:
+        """(channel, payload) of a message from the client; None for an empty or undecodable one."""
+        if self.base64:
+            text = message.get("text")
+            if text is None:
+                text = (message.get("bytes") or b"").decode("ascii", errors="replace")
+            if not text:
+                return None
+            try:
+                return ord(text[0]) - ord("0"), base64.b64decode(text[1:], validate=True)
+            except (binascii.Error, ValueError):
+                return None  # wsstream logs it and goes on
+        raw = message.get("bytes")
+        if raw is None:
+            raw = (message.get("text") or "").encode()
+        return (raw[0], raw[1:]) if raw else None
 
     async def run(self) -> None:
         try:
@@ -392,15 +479,18 @@ class ChannelForwarder:
             message = await self.ws.receive()
             if message["type"] == "websocket.disconnect":
                 return
-            raw = message.get("bytes") or (message.get("text") or "").encode()
-            if not raw or raw[0] % 2 or raw[0] // 2 >= len(self.ports):
+            decoded = self.decode(message)
+            if decoded is None:
+                continue
+            channel, payload = decoded
+            if channel < 0 or channel % 2 or channel // 2 >= len(self.ports):
                 continue  # only data channels carry anything from the client
-            index = raw[0] // 2
+            index = channel // 2
             await self.ready[index].wait()
             writer = self.writers.get(index)
-            if writer is not None and len(raw) > 1:
+            if writer is not None and payload:
                 with contextlib.suppress(OSError):
-                    writer.write(raw[1:])
+                    writer.write(payload)
                     await writer.drain()
 
     async def _forward(self, index: int, port: int) -> None:

@@ -18,9 +18,9 @@ An error before the upgrade is a `Status` with its code; a kubelet that refuses 
 
 pods/portforward is the same relay to the kubelet's /portForward/<ns>/<pod> (kubelet/portforward.py):
 kubectl 1.32 tunnels SPDY/3.1 in the WebSocket (subprotocol `SPDY/3.1+portforward.k8s.io`), other
-clients speak the channel protocol (`v4.channel.k8s.io`) with `?ports=80,8080`, passed on to the
-kubelet as `?port=80&port=8080`, as kube-apiserver does. There is no container to check, only the
-pod and its node.
+clients speak the channel protocol (`v4.channel.k8s.io`, `v4.base64.channel.k8s.io`) with
+`?ports=80,8080`, passed on to the kubelet as `?port=80&port=8080`, as kube-apiserver does. There
+is no container to check, only the pod and its node.
 
 The SPDY fallback (POST, or a GET without upgrade) comes through the ordinary dispatch
 (authorized there as `create` / `get`): it gets the same checks, then the kubelet's own answer to a
@@ -238,7 +238,8 @@ async def _port_forward_not_upgraded(server: APIServer, info: RequestInfo) -> Re
         raise errors.internal(f"error dialing backend: {exc}") from None
     if answer.status_code == 400 and answer.text.startswith("Upgrade request required"):
         raise errors.bad_request("pods/portforward is served over WebSocket only (subprotocols "
-                                 "SPDY/3.1+portforward.k8s.io, v4.channel.k8s.io); the legacy SPDY upgrade is not "
+                                 "SPDY/3.1+portforward.k8s.io, v4.channel.k8s.io, v4.base64.channel.k8s.io); the "
+                                 "legacy SPDY upgrade is not "
                                  "supported by mini-k8s")  # fmt: skip
     raise kubelet_refusal(answer.status_code, answer.text.strip(), where.node)
 

@@ -181,3 +181,101 @@ async def test_reset_and_connection_loss_end_reads() -> None:
     await other
     pipe.server.connection_lost()
     assert theirs2 is not None and await asyncio.wait_for(theirs2.read(), 5) == b""
+
+
+def test_a_header_block_that_inflates_past_the_limit_is_refused() -> None:
+    """A zip bomb: a few KiB of zlib that would inflate to megabytes in one header block."""
+    bomb = spdy.FrameWriter().encode(spdy.SynStream(1, [("x", "a" * (2 * spdy.MAX_HEADER_BLOCK))]))
+    assert len(bomb) < 16 * 1024
+    with pytest.raises(spdy.ProtocolError, match="inflates past the limit"):
+        spdy.FrameReader().feed(bomb)
+    big = [("x", "a" * (spdy.MAX_HEADER_BLOCK // 2))]  # under the limit: fine
+    assert spdy.FrameReader().feed(spdy.FrameWriter().encode(spdy.SynStream(1, big))) == [spdy.SynStream(1, big)]
+
+
+async def test_a_stream_nobody_reads_cannot_stall_the_others() -> None:
+    """A peer without flow control (kubectl) sends megabytes on a stream the application will not
+    read (discarded, or reset): they are dropped, and the other streams still get their data."""
+    reader = spdy.FrameReader()
+    sent: list[spdy.Frame] = []
+
+    async def collect(data: bytes) -> None:
+        sent.extend(reader.feed(data))
+
+    session = Session(collect, client=False)
+    peer = spdy.FrameWriter()
+    for sid in (1, 3, 5):
+        await session.feed(peer.encode(spdy.SynStream(sid, [("port", "80")])))
+    unread, wanted, refused = [await session.incoming.get() for _ in range(3)]
+    assert unread is not None and wanted is not None and refused is not None
+    unread.discard_input()
+    await refused.reset()
+    flood = b"".join(peer.encode(spdy.DataFrame(sid, b"x" * 32768)) for _ in range(160) for sid in (1, 5))  # 10 MiB
+    flood += peer.encode(spdy.DataFrame(3, b"hello", fin=True))
+    await asyncio.wait_for(session.feed(flood), 10)  # did not wait for a reader that will never come
+    assert await asyncio.wait_for(wanted.read_all(), 5) == b"hello"
+    assert unread.buffered == 0 and refused.buffered == 0
+    await unread.close()
+    await session.feed(peer.encode(spdy.DataFrame(1, b"", fin=True)))
+    assert set(session.streams) == {3}  # nothing kept for the other two
+
+
+async def test_a_stream_being_read_is_waited_for_not_dropped() -> None:
+    """Back-pressure on a stream that is read: `feed` waits for its reader, nothing is lost."""
+    session = Session(lambda data: asyncio.sleep(0), client=False)
+    peer = spdy.FrameWriter()
+    await session.feed(peer.encode(spdy.SynStream(1, [("port", "80")])))
+    stream = await session.incoming.get()
+    assert stream is not None
+    chunk = b"y" * 65536
+    frames = b"".join(peer.encode(spdy.DataFrame(1, chunk)) for _ in range(96))  # 6 MiB
+    feeding = asyncio.create_task(session.feed(frames + peer.encode(spdy.DataFrame(1, b"", fin=True))))
+    got = await asyncio.wait_for(stream.read_all(), 10)
+    await feeding
+    assert got == chunk * 96
+
+
+async def test_an_unanswered_open_stream_is_reset_and_forgotten() -> None:
+    """On a timeout, or when the caller is cancelled, the stream is reset (RST_STREAM CANCEL)."""
+    reader = spdy.FrameReader()
+    sent: list[spdy.Frame] = []
+    syn = asyncio.Event()
+
+    async def collect(data: bytes) -> None:
+        for frame in reader.feed(data):
+            sent.append(frame)
+            if isinstance(frame, spdy.SynStream):
+                syn.set()
+
+    session = Session(collect, client=True)
+    with pytest.raises(StreamError, match="timed out"):
+        await session.open_stream([("port", "80")], timeout=0.01)
+    assert session.streams == {} and sent[-1] == spdy.RstStream(1, spdy.CANCEL)
+    syn.clear()
+    opening = asyncio.create_task(session.open_stream([("port", "81")]))
+    await asyncio.wait_for(syn.wait(), 5)
+    opening.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await opening
+    assert session.streams == {} and sent[-1] == spdy.RstStream(3, spdy.CANCEL)
+    await session.feed(spdy.FrameWriter().encode(spdy.SynReply(3, [])))  # a late reply: ignored
+    assert session.streams == {}
+
+
+async def test_a_transport_error_is_a_stream_error() -> None:
+    """Whatever the transport raises when its connection is gone (websockets' ConnectionClosed,
+    Starlette's WebSocketDisconnect, ...) comes out of the session as StreamError."""
+
+    class Gone(Exception):
+        pass
+
+    async def broken(data: bytes) -> None:
+        raise Gone("no close frame received or sent")
+
+    session = Session(broken, client=True)
+    with pytest.raises(StreamError, match="no close frame") as info:
+        await session.ping()
+    assert isinstance(info.value.__cause__, Gone)
+    with pytest.raises(StreamError):
+        await session.open_stream([("port", "80")])
+    assert session.streams == {}

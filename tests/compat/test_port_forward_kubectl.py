@@ -13,6 +13,7 @@ import socket
 import httpx
 
 from tests.compat.test_exec_kubectl import Setup, same, setup  # noqa: F401  (fixture)
+from tests.support.component import free_port
 
 
 def test_discovery_lists_pods_portforward(setup: Setup) -> None:  # noqa: F811
@@ -23,18 +24,19 @@ def test_discovery_lists_pods_portforward(setup: Setup) -> None:  # noqa: F811
 
 def test_the_simulated_runtime_says_it_cannot_forward(setup: Setup) -> None:  # noqa: F811
     name = setup.pod("pf-sim", setup.node)
-    real, mini = setup.both("port-forward", f"pod/{name}", "18080:80")
+    local = free_port()  # not a fixed one: the user's own port-forward may hold it
+    real, mini = setup.both("port-forward", f"pod/{name}", f"{local}:80")
     assert real.returncode == 1
     assert real.stderr == ("error: error upgrading connection: port-forward is not possible: the simulated runtime "
                            "runs no processes; start the cluster with --runtime process\n")  # fmt: skip
     same(real, mini)
     with socket.socket() as probe:  # nothing was left listening
-        assert probe.connect_ex(("127.0.0.1", 18080)) != 0
+        assert probe.connect_ex(("127.0.0.1", local)) != 0
 
 
 def test_a_kubelet_without_a_client_ca_forwards_nothing(setup: Setup) -> None:  # noqa: F811
     name = setup.pod("pf-open", setup.open_node)
-    real, mini = setup.both("port-forward", name, "18081:80")
+    real, mini = setup.both("port-forward", name, f"{free_port()}:80")
     assert real.returncode == 1
     assert real.stderr.startswith(f"error: error upgrading connection: kubelet on node {setup.open_node}: this "
                                   "kubelet runs commands only for callers it authenticates")  # fmt: skip
@@ -43,12 +45,13 @@ def test_a_kubelet_without_a_client_ca_forwards_nothing(setup: Setup) -> None:  
 
 def test_errors_before_any_connection(setup: Setup) -> None:  # noqa: F811
     pending = setup.pod("pf-pending", None, phase="Pending")
-    for args in (["port-forward", "missing", "18082:80"], ["port-forward", f"pod/{pending}", "18082:80"],
+    local = f"{free_port()}:80"
+    for args in (["port-forward", "missing", local], ["port-forward", f"pod/{pending}", local],
                  ["port-forward", "pod/missing"], ["port-forward", "svc/missing", "80"]):  # fmt: skip
         real, mini = setup.both(*args)
         assert real.returncode == 1, (args, real)
         same(real, mini)
-    real, _ = setup.both("port-forward", f"pod/{pending}", "18082:80")
+    real, _ = setup.both("port-forward", f"pod/{pending}", local)
     assert real.stderr == "error: unable to forward port because pod is not running. Current status=Pending\n"
 
 
