@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,7 +52,7 @@ async def run_attach(session: Session, target: dict[str, Any], opts: Options) ->
 
 
 async def _through_shim(session: Session, target: dict[str, Any], opts: Options) -> None:
-    from kubelet.streaming import CLOSE, RESIZE, STDERR, STDIN, STDOUT, messages
+    from kubelet.streaming import CLOSE, RESIZE, STDERR, STDIN, STDOUT, messages, parse_resize
 
     reader, writer = await _connect(Path(target["directory"]))
     stdin = opts.stdin and target["stdin"]
@@ -76,12 +75,9 @@ async def _through_shim(session: Session, target: dict[str, Any], opts: Options)
             if channel == STDIN and stdin and data:
                 writer.write(frame(SHIM_STDIN, data))
             elif channel == RESIZE and target["tty"]:
-                try:
-                    size = json.loads(data)
-                    width, height = int(size.get("Width") or 0), int(size.get("Height") or 0)
-                except (ValueError, TypeError, AttributeError):
+                if (size := parse_resize(data)) is None:
                     continue
-                writer.write(frame(SHIM_RESIZE, width.to_bytes(2, "big") + height.to_bytes(2, "big")))
+                writer.write(frame(SHIM_RESIZE, size[0].to_bytes(2, "big") + size[1].to_bytes(2, "big")))
             elif channel == CLOSE and data[:1] == bytes([STDIN]) and stdin:
                 writer.write(frame(SHIM_CLOSE, b""))
             else:

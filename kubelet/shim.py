@@ -21,7 +21,13 @@ it starts the container and stays its parent, so it alone can `wait()` for it. I
 A container with `stdin: true` or `tty: true` also gets an attach point (shim_attach.py): its stdin
 is a pipe the shim holds open (with `tty`, a pseudo-terminal is its stdin, stdout and stderr: the
 shim holds the master, the log gets the terminal's output as stdout), and `attach.sock` lets the
-kubelet attach to it. Other containers get /dev/null as stdin and nothing new, as before.
+kubelet attach to it. Other containers get /dev/null as stdin and nothing new, as before. If the
+attach point cannot be made (the socket cannot be bound or protected), the container is not
+started: such a container could never be given its input. The shim writes `failed to start
+container: cannot make its attach point ...` to its log (stderr) and exit.json with exit code 128
+and reason StartError — what Kubernetes reports for a container containerd failed to start —
+so `kubectl get pod` shows it terminated (then restarted per restartPolicy) and `kubectl logs`
+says why.
 
 It ignores SIGTERM/SIGINT/SIGHUP: stopping a container is the kubelet's business, done to the
 container's process group.
@@ -289,11 +295,16 @@ def run(directory: str) -> int:
         err_r, err_w = os.pipe()
     attach = None
     if spec.get("stdin") or spec.get("tty"):  # only these pay for an attach point (shim_attach.py)
-        from kubelet.shim_attach import AttachPoint
+        from kubelet.shim_attach import SOCKET, AttachPoint
 
         # before the container starts: an attach as early as the kubelet can make misses nothing
-        attach = AttachPoint(directory, out_r if spec.get("tty") else in_w, bool(spec.get("tty")),  # type: ignore[arg-type]
-                             bool(spec.get("stdin_once")))  # fmt: skip
+        try:
+            attach = AttachPoint(directory, out_r if spec.get("tty") else in_w, bool(spec.get("tty")),  # type: ignore[arg-type]
+                                 bool(spec.get("stdin_once")))  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - whatever it is, the start fails visibly (see _start_failed)
+            for fd in {in_r, in_w, out_r, out_w, err_r, err_w} - {None, -1}:
+                os.close(fd)  # type: ignore[arg-type]
+            return _start_failed(directory, spec, log, f"cannot make its attach point ({SOCKET}): {exc}")
     pid = os.fork()
     if pid == 0:
         _exec_child(spec, in_r, out_w, err_w)
@@ -360,7 +371,29 @@ def run(directory: str) -> int:
     reason = "OOMKilled" if cgroup and exit_code == 137 and oom_killed(cgroup) else ""
     _write_json(os.path.join(directory, "exit.json"), {"exitCode": exit_code, "finishedAt": exited_at or time.time(),
                                           "reason": reason})  # fmt: skip
-    for path in (cgroup, spec.get("cpu_cgroup") or ""):
+    _remove_cgroups(spec)
+    return 0
+
+
+def _start_failed(directory: str, spec: dict, log: LogWriter, why: str) -> int:  # type: ignore[type-arg]
+    """The shim could not prepare the container: it is not started, and it ends as a failed start
+    does in Kubernetes with containerd — terminated, exit code 128, reason StartError — with the
+    cause in the container's log (what `kubectl logs` shows; the same words a failed exec
+    writes there) and in shim.log. The kubelet reads exit.json as for any run, so restartPolicy
+    and CrashLoopBackOff apply as usual."""
+    message = f"failed to start container: {why}"
+    log.feed("stderr", message.encode() + b"\n")
+    log.close()
+    os.write(2, message.encode() + b"\n")  # shim.log
+    _write_json(os.path.join(directory, "exit.json"), {"exitCode": 128, "finishedAt": time.time(),
+                                                       "reason": "StartError"})  # fmt: skip
+    _remove_cgroups(spec)
+    return 1
+
+
+def _remove_cgroups(spec: dict) -> None:  # type: ignore[type-arg]
+    """The container's cgroups, once it is gone (killing what is still left in them)."""
+    for path in (spec.get("cgroup") or "", spec.get("cpu_cgroup") or ""):
         if not path:
             continue
         for _ in range(50):
@@ -372,7 +405,6 @@ def run(directory: str) -> int:
             except OSError:
                 kill_cgroup(path)
                 time.sleep(0.05)
-    return 0
 
 
 if __name__ == "__main__":

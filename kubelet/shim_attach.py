@@ -19,7 +19,9 @@ runtime (CRI Attach, containerd's ContainerIO.Attach) and how it is done here:
   - when the container exits, the output is sent and every client is closed: its attach is over.
 
 The socket exists before the container starts (an attach as early as `kubectl run -i` makes one
-misses none of the output) and only its owner, root, may connect to it (mode 0600).
+misses none of the output) and only its owner, root, may connect to it (mode 0600; it is bound
+under umask 077, so it never exists with wider permissions). If it cannot be made, AttachPoint
+raises (having closed and removed what it made) and the shim fails the container's start.
 
 Frames both ways are `<channel: 1 byte><length: 4 bytes, big-endian><data>`, with the channels of
 Kubernetes' remote command protocol: 0 stdin, 1 stdout, 2 stderr, 4 resize (`<width><height>`,
@@ -69,17 +71,31 @@ class AttachPoint:
         self.once = once
         self.to_stdin = bytearray()
         self.close_stdin = False  # once what is queued is written
+        self.clients: dict[int, Client] = {}
         os.set_blocking(stdin_fd, False)
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         fd, path = short_path(directory)
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        bound = False
         try:
-            self.listener.bind(path)
+            umask = os.umask(0o077)  # the socket is born owner-only: no window before the chmod
+            try:
+                self.listener.bind(path)
+            finally:
+                os.umask(umask)
+            bound = True
+            os.chmod(SOCKET, 0o600, dir_fd=fd)
+            self.listener.listen(16)
+            self.listener.setblocking(False)
+        except BaseException:  # no half-made attach point: the shim fails the start (shim.py)
+            self.listener.close()
+            if bound:
+                try:
+                    os.unlink(SOCKET, dir_fd=fd)
+                except OSError:
+                    pass
+            raise
         finally:
             os.close(fd)
-        os.chmod(os.path.join(directory, SOCKET), 0o600)
-        self.listener.listen(16)
-        self.listener.setblocking(False)
-        self.clients: dict[int, Client] = {}
 
     # ------------------------------------------------------------------ the select loop's view
 

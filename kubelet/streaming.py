@@ -40,18 +40,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import logging
 import os
 import shutil
 import signal
-import struct
-import termios
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from kubelet.shim_attach import resize
 
 if TYPE_CHECKING:
     from kubelet.kubelet import Kubelet
@@ -350,17 +349,29 @@ async def _feed_pipe(session: Session, proc: asyncio.subprocess.Process) -> None
             stdin = None
 
 
+def parse_resize(data: bytes) -> tuple[int, int] | None:
+    """A resize message's {"Width":80,"Height":24} as (width, height); None for anything else
+    (Kubernetes' TerminalSize has two uint16: a size outside 0..65535 is not one)."""
+    try:
+        size = json.loads(data)
+        width, height = int(size.get("Width") or 0), int(size.get("Height") or 0)
+    except (ValueError, TypeError, AttributeError, OverflowError):  # OverflowError: int(1e400)
+        return None
+    if not (0 <= width <= 0xFFFF and 0 <= height <= 0xFFFF):
+        return None
+    return width, height
+
+
 async def _feed_tty(session: Session, master: int, proc: asyncio.subprocess.Process, opts: Options) -> None:
     async for channel, data in messages(session):
         if channel == STDIN and data and opts.stdin:
             await _write_all(master, data)
         elif channel == RESIZE:
-            try:
-                size = json.loads(data)
-                winsize = struct.pack("HHHH", int(size.get("Height") or 0), int(size.get("Width") or 0), 0, 0)
-                fcntl.ioctl(master, termios.TIOCSWINSZ, winsize)
-            except (ValueError, TypeError, AttributeError, OSError):
+            size = parse_resize(data)
+            if size is None:
                 log.debug("ignoring a bad resize message %r", data)
+            else:
+                resize(master, *size)  # TIOCSWINSZ, as the shim does for an attached terminal
         elif channel == CLOSE and data[:1] == bytes([STDIN]):
             with contextlib.suppress(OSError):
                 await _write_all(master, b"\x04")  # end of input on a terminal: ^D

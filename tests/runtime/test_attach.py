@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import fcntl
 import json
+import marshal
 import os
 import pty
+import re
 import select
 import signal
 import struct
 import subprocess
+import sys
 import termios
 import time
+import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kubelet.streaming import parse_resize
 from tests.runtime.test_exec import Secure, secure  # noqa: F401  (the module's cluster)
 from tests.support.component import wait_for
 
@@ -139,17 +145,80 @@ def test_attach_with_a_terminal_types_into_the_containers_shell(secure: Secure) 
     assert "hi-42" in logs.stdout, logs  # a terminal's output is logged as stdout
 
 
+class Output:
+    """A command's stdout and stderr as they come (select and os.read: nothing is left in a buffer)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None and proc.stderr is not None
+        self.proc = proc
+        self.out, self.err = proc.stdout.fileno(), proc.stderr.fileno()
+        self.seen = {self.out: b"", self.err: b""}
+        self.open = {self.out, self.err}
+
+    @property
+    def stdout(self) -> str:
+        return self.seen[self.out].decode()
+
+    @property
+    def stderr(self) -> str:
+        return self.seen[self.err].decode()
+
+    def read_until(self, condition: Any, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < deadline, f"timed out: stdout {self.stdout!r}, stderr {self.stderr!r}"
+            assert self.open, f"both streams ended: stdout {self.stdout!r}, stderr {self.stderr!r}"
+            for fd in select.select(list(self.open), [], [], 0.2)[0]:
+                chunk = os.read(fd, 4096)
+                if chunk:
+                    self.seen[fd] += chunk
+                else:
+                    self.open.discard(fd)
+
+    def wait(self, timeout: float = 60) -> int:
+        """Read both streams to their end; the exit code."""
+        self.read_until(lambda: not self.open, timeout)
+        return self.proc.wait(timeout)
+
+
 def test_attach_streams_output_from_now_on_stdout_and_stderr_apart(secure: Secure) -> None:  # noqa: F811
-    script = "i=0; while [ $i -lt 25 ]; do echo out-$i; echo err-$i >&2; i=$((i+1)); sleep 0.2; done"
+    # No timing assumptions: the container prints before-N (stdout) and before-err-N (stderr) until
+    # a marker file exists, then out-0..4 and err-0..4 and exits. The attach begins once the log has
+    # lines (so that "from the time of attaching" shows), the test waits until live output arrives
+    # through it (so the attach stands), and only then creates the marker with `kubectl exec`.
+    go = f"/tmp/att-out-go-{uuid.uuid4().hex[:8]}"  # in the container's /tmp (the host's, under a --root-dir in /tmp)
+    script = (f"i=0; while [ ! -e {go} ]; do echo before-$i; echo before-err-$i >&2; i=$((i+1)); sleep 0.1; done; "
+              f"rm -f {go}; i=0; while [ $i -lt 5 ]; do echo out-$i; echo err-$i >&2; i=$((i+1)); done")  # fmt: skip
     name = make_pod(secure, "att-out", ["sh", "-c", script])  # no stdin: output only (from the log)
-    out = secure.kubectl("attach", name, timeout=60)
-    assert out.returncode == 0, out.stderr  # it ends with the container
+    wait_for(lambda: "before-3\n" in secure.kubectl("logs", name).stdout, timeout=30, what="lines before the attach")
+    proc = subprocess.Popen([secure.kubectl_path, "-s", secure.apiserver.url, "attach", name],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "KUBECONFIG": os.devnull})  # fmt: skip
+    try:
+        out = Output(proc)
+        out.read_until(lambda: "before-" in out.stdout)  # streaming live: the attach is established
+        touch = secure.kubectl("exec", name, "--", "touch", go)
+        assert touch.returncode == 0, touch.stderr
+        assert out.wait() == 0, out.stderr  # it ends with the container
+    finally:
+        proc.kill()
+        proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+        if os.path.exists(go):  # where the container's /tmp is the host's and it did not get to remove it
+            os.unlink(go)
     assert out.stderr.startswith(PROMPT + "\n"), out.stderr
     lines = out.stdout.splitlines()
-    assert lines and lines[-1] == "out-24", out.stdout
-    first = int(lines[0].removeprefix("out-"))
-    assert first > 0 and lines == [f"out-{i}" for i in range(first, 25)]  # from the time of attaching
-    assert f"err-{first}\n" in out.stderr and "err-24\n" in out.stderr and "out-" not in out.stderr
+    assert lines[-5:] == [f"out-{i}" for i in range(5)], out.stdout
+    first, last = (int(line.removeprefix("before-")) for line in (lines[0], lines[-6]))
+    assert first > 3 and lines[:-5] == [f"before-{i}" for i in range(first, last + 1)], out.stdout  # from now on
+    errors = out.stderr.removeprefix(PROMPT + "\n").splitlines()
+    assert errors[-5:] == [f"err-{i}" for i in range(5)], out.stderr
+    assert all(line.startswith("before-err-") for line in errors[:-5]), out.stderr  # stderr apart from stdout
+    if errors[:-5]:
+        start = int(errors[0].removeprefix("before-err-"))
+        assert errors[:-5] == [f"before-err-{i}" for i in range(start, start + len(errors) - 5)], out.stderr
 
 
 def test_stdin_once_gives_eof_when_the_first_attach_ends_its_input(secure: Secure) -> None:  # noqa: F811
@@ -179,11 +248,47 @@ def test_stdin_once_gives_eof_when_the_first_attach_ends_its_input(secure: Secur
 def test_stdin_without_once_stays_open_across_attaches(secure: Secure) -> None:  # noqa: F811
     name = make_pod(secure, "att-open", ["sh", "-c", "while read l; do echo got-$l; done; echo stdin-closed"],
                     stdin=True)  # fmt: skip
-    for word in ("one", "two"):  # each attach ends with its input; the container keeps reading
+    # Each attach ends with its input; the container's stdin stays open. Proven, not assumed: after
+    # every detach the next attach's input still reaches the same process (restartPolicy Never: had
+    # a detach closed its stdin, `read` would have ended the loop and the container with it).
+    for word in ("one", "two", "three"):
         out = secure.kubectl("attach", "-i", name, stdin=f"{word}\n")
         assert out.returncode == 0, out.stderr
         wait_for(lambda w=word: f"got-{w}" in secure.kubectl("logs", name).stdout, what=f"got-{word}")  # type: ignore[misc]
-    assert "stdin-closed" not in secure.kubectl("logs", name).stdout
+    assert secure.kubectl("logs", name).stdout.startswith("got-one\ngot-two\ngot-three\n")
+
+
+def test_a_resize_message_is_read_the_same_for_exec_and_attach() -> None:
+    """kubelet/streaming.py's parse_resize, used by exec's terminal and by attach (kubelet/attach.py)."""
+    assert parse_resize(b'{"Width":111,"Height":33}') == (111, 33)
+    assert parse_resize(b"{}") == (0, 0)
+    for bad in (b"", b"nope", b"[111, 33]", b'{"Width":"wide"}', b'{"Width":70000,"Height":1}', b'{"Height":-1}',
+                b'{"Width":1e400}'):
+        assert parse_resize(bad) is None, bad  # ignored: a terminal's size is two uint16
+
+
+@pytest.mark.parametrize("spec", [{"stdin": True}, {"stdin": True, "tty": True}], ids=["stdin", "tty"])
+def test_a_shim_that_cannot_make_the_attach_point_fails_the_start_visibly(tmp_path: Path, spec: dict[str, Any]) -> None:
+    """kubelet/shim.py: no container start without its attach point; the log and exit.json say why
+    (exit code 128, reason StartError: what the kubelet then reports for the container)."""
+    directory = tmp_path / "run"
+    directory.mkdir()
+    (directory / "attach.sock").mkdir()  # the name is taken: bind() fails (EADDRINUSE)
+    started = tmp_path / "started"
+    argv = ["/bin/sh", "-c", f"touch {started}"]
+    (directory / "spec.marshal").write_bytes(marshal.dumps({"argv": argv, "env": {"PATH": "/usr/bin:/bin"}, **spec}))
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-S", "-m", "kubelet.shim", str(directory)], capture_output=True,
+                          text=True, timeout=30, cwd="/", env={"PYTHONPATH": str(repo)})  # fmt: skip
+    said = "failed to start container: cannot make its attach point (attach.sock): [Errno 98] Address already in use"
+    assert done.stderr == said + "\n", done  # shim.log, where the kubelet sends the shim's stderr
+    exit_doc = json.loads((directory / "exit.json").read_text())
+    assert (exit_doc["exitCode"], exit_doc["reason"]) == (128, "StartError")
+    assert exit_doc["finishedAt"] > 0
+    log = (directory / "log").read_text()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z stderr F " + re.escape(said) + "\n", log), log
+    assert not started.exists() and not (directory / "pid.json").exists()  # the container never ran
+    assert sorted(p.name for p in directory.iterdir()) == ["attach.sock", "exit.json", "log", "spec.marshal"]
 
 
 def test_attach_errors_as_kubernetes_words_them(secure: Secure) -> None:  # noqa: F811
@@ -235,14 +340,17 @@ def test_kubectl_run_it_rm_sh(secure: Secure) -> None:  # noqa: F811
 def test_kubectl_run_i_rm_prints_the_output(secure: Secure) -> None:  # noqa: F811
     overrides = json.dumps({"spec": {"nodeName": secure.node, "terminationGracePeriodSeconds": 1}})
     run = ["run", "-i", "--image=busybox", "--restart=Never", "--rm", f"--overrides={overrides}"]
-    out = secure.kubectl(*run, "tmp-echo", "--", "sh", "-c", "echo hi")
+    # An attach gets the output from the time of attaching (as in Kubernetes): a command that
+    # printed before kubectl attached would lose it. So each command first reads a line, which
+    # only an attached kubectl can give it: no race with how fast the container starts or prints.
+    out = secure.kubectl(*run, "tmp-echo", "--", "sh", "-c", "read x; echo hi-$x", stdin="there\n")
     assert out.returncode == 0, out.stderr
-    assert out.stdout == 'hi\npod "tmp-echo" deleted\n', out  # attached, or (too late for it) from the logs
+    assert out.stdout == 'hi-there\npod "tmp-echo" deleted\n', out
     data = "".join(f"line {i}\n" for i in range(200))
     out = secure.kubectl(*run, "tmp-cat", "--", "cat", stdin=data)
     assert out.returncode == 0, out.stderr
     assert out.stdout == data + 'pod "tmp-cat" deleted\n', out
-    out = secure.kubectl(*run, "tmp-fail", "--", "sh", "-c", "echo failing; exit 4")
+    out = secure.kubectl(*run, "tmp-fail", "--", "sh", "-c", "read x; echo failing; exit 4", stdin="\n")
     assert out.returncode == 4 and out.stdout.startswith("failing\n"), out
     for name in ("tmp-echo", "tmp-cat", "tmp-fail"):
         gone(secure, name)

@@ -241,10 +241,22 @@ def test_rbac_needs_create_on_pods_exec(secure: Secure, pod: str) -> None:
     assert out.stdout == f"{pod}\n"
 
 
-def test_the_kubelet_refuses_exec_without_a_client_certificate(secure: Secure, pod: str) -> None:
-    query = "command=hostname&stdout=1"
-    path = f"/exec/default/{pod}/main?{query}"
-    offered = ["v5.channel.k8s.io"]
+# Every streaming endpoint of the kubelet (kubelet/server.py's STREAMING), with a query and a
+# subprotocol it would serve: the refusals below must come from the Guard in front of them all.
+STREAMING_CALLS = {
+    "exec": ("/exec/default/{pod}/main?command=hostname&stdout=1", "v5.channel.k8s.io"),
+    "attach": ("/attach/default/{pod}/main?stdout=1&stderr=1", "v5.channel.k8s.io"),
+    "portForward": ("/portForward/default/{pod}?port=80", "v4.channel.k8s.io"),
+}
+
+
+@pytest.mark.parametrize("endpoint", list(STREAMING_CALLS))
+def test_the_kubelet_refuses_exec_without_a_client_certificate(secure: Secure, pod: str, endpoint: str) -> None:
+    """exec, attach and portForward alike: 401 without a verified client certificate, 403 naming
+    the flags on a kubelet without a client CA, 403 when the Webhook refuses the certificate's user."""
+    template, protocol = STREAMING_CALLS[endpoint]
+    path = template.format(pod=pod)
+    offered = [protocol]
 
     async def dial(url: str, context: ssl.SSLContext | None) -> tuple[int, str]:
         try:
@@ -253,6 +265,12 @@ def test_the_kubelet_refuses_exec_without_a_client_certificate(secure: Secure, p
         except websockets.InvalidStatus as exc:
             return exc.response.status_code, (exc.response.body or b"").decode()
 
+    def tls_as(name: str, groups: tuple[str, ...] = ()) -> ssl.SSLContext:
+        pair = secure.ca.issue(name, cn=name, groups=groups)
+        context = ssl.create_default_context(cafile=str(secure.ca.pair.cert))
+        context.load_cert_chain(pair.cert, pair.key)
+        return context
+
     no_cert = ssl.create_default_context(cafile=str(secure.ca.pair.cert))
     code, text = asyncio.run(dial(f"wss://127.0.0.1:{secure.kubelet_port}{path}", no_cert))
     assert (code, text) == (401, "Unauthorized")
@@ -260,13 +278,13 @@ def test_the_kubelet_refuses_exec_without_a_client_certificate(secure: Secure, p
     assert (code, text) == (401, "Unauthorized")
     # a kubelet without a client CA runs nothing for anyone, and says which flags it lacks
     code, text = asyncio.run(dial(f"ws://127.0.0.1:{secure.plain_kubelet_port}{path}", None))
-    assert code == 403 and "--client-ca-file" in text and "--tls-cert-file" in text
+    assert code == 403 and "--client-ca-file" in text and "--tls-cert-file" in text, (code, text)
     # a certificate of the cluster CA whose user may not use nodes/proxy: the Webhook says no
-    stranger = secure.ca.issue("stranger", cn="stranger")
-    context = ssl.create_default_context(cafile=str(secure.ca.pair.cert))
-    context.load_cert_chain(stranger.cert, stranger.key)
-    code, text = asyncio.run(dial(f"wss://127.0.0.1:{secure.kubelet_port}{path}", context))
+    code, text = asyncio.run(dial(f"wss://127.0.0.1:{secure.kubelet_port}{path}", tls_as("stranger")))
     assert (code, text) == (403, "Forbidden (user=stranger, verb=create, resource=nodes, subresource=proxy)")
+    # the same call with a certificate the Webhook allows is served: the refusals were the Guard's
+    trusted = tls_as("streaming-admin", groups=("system:masters",))
+    assert asyncio.run(dial(f"wss://127.0.0.1:{secure.kubelet_port}{path}", trusted)) == (101, "")
     # the logs stay readable on plain HTTP only where no client CA is configured
     assert httpx.get(f"http://127.0.0.1:{secure.kubelet_port}/containerLogs/default/{pod}/main").status_code == 401
     assert httpx.get(f"http://127.0.0.1:{secure.kubelet_port}/healthz").text == "ok"
