@@ -18,6 +18,8 @@ The pod worker calls, per container:
     adopt(worker, c)             a kubelet restart: find the run a previous kubelet started
 and, per pod, `remove_pod(worker)` when the pod is gone for good. `logs` serves /containerLogs.
 The same calls run a pod's ephemeral containers (`kubectl debug`); the pod worker never restarts them.
+Probes run on the process runtime (`probe_context`: prober.py runs them against the process) and
+are modelled on the simulated one (`probe_model`: simprobe.py answers them).
 Only the process runtime has `exec_target(c)` and `attach_target(c)` (what the kubelet's
 /exec and /attach need, streaming.py and attach.py); without them both are refused.
 """
@@ -25,7 +27,7 @@ Only the process runtime has `exec_target(c)` and `attach_target(c)` (what the k
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -102,6 +104,13 @@ class ContainerRuntime(ABC):
     def probe_context(self, c: Container) -> tuple[Callable[[], int | None], dict[str, str], str] | None:
         """What probes of this run need (its pid, its environment, the host httpGet/tcpSocket
         probes reach it on); None: this runtime has no probes."""
+        return None
+
+    def probe_model(
+        self, worker: PodWorker, c: Container, event: Callable[[str, str, str], None]
+    ) -> Callable[[str, dict[str, Any]], Awaitable[str | None]] | None:
+        """A runtime with no probe_context may model probes instead (the simulated runtime,
+        simprobe.py): the prober's handler `(field, probe) -> failure text or None`."""
         return None
 
     def remove_pod(self, worker: PodWorker) -> None:  # noqa: B027 - optional

@@ -10,7 +10,7 @@ The phase is a summary of the containers (Kubernetes' getPhase, simplified):
 
 The conditions, in the order `kubectl describe` lists them:
 PodReadyToStartContainers (sandbox up), Initialized (init containers done), Ready and
-ContainersReady (every app container running - no probes are simulated), PodScheduled (written by
+ContainersReady (every app container running, started and not failing its readiness probe), PodScheduled (written by
 the scheduler's binding; added here for pods created with spec.nodeName already set).
 A condition keeps its lastTransitionTime until its status really changes.
 """

@@ -320,11 +320,15 @@ class PodWorker:
         """Probes of the running `c` (started on first sight, also for an adopted run); a failed
         liveness or startup probe stops the run, and restartPolicy decides what comes next."""
         if c.prober is None and not c.stopping and prober.has_probes(c.spec):
+
+            def event(type_: str, reason: str, message: str) -> None:
+                self._event(self._pod(pod), type_, reason, message)
+
             context = self.runtime.probe_context(c)
-            if context is not None:
-                pid, env, host = context
-                c.prober = prober.Prober(c, pid, env, host, lambda t, r, m: self._event(self._pod(pod), t, r, m),
-                                         self.notify)  # fmt: skip
+            model = self.runtime.probe_model(self, c, event) if context is None else None  # simulated: simprobe.py
+            if context is not None or model is not None:
+                pid, env, host = context or (lambda: None, {}, "")
+                c.prober = prober.Prober(c, pid, env, host, event, self.notify, handler=model)
         if c.kill_reason and not c.stopping:
             c.stopping = True
             self._event(pod, NORMAL, "Killing", c.kill_reason)

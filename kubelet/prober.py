@@ -1,6 +1,7 @@
 """Probes of one container run: startup, liveness and readiness, as the kubelet's prober does.
 
-One asyncio task per running container that has probes (process runtime). Every `periodSeconds`
+One asyncio task per running container that has probes (on the simulated runtime simprobe.py's
+model answers instead of the handlers below). Every `periodSeconds`
 after `initialDelaySeconds` it runs the handler with `timeoutSeconds`:
 
     exec       the command inside the container's namespaces (nsenter into its UTS, mount and
@@ -8,7 +9,9 @@ after `initialDelaySeconds` it runs the handler with `timeoutSeconds`:
     httpGet    GET scheme://host:port/path (host: the probe's, else the pod IP, or 127.0.0.1
                with --pod-network host); 200-399 is success
     tcpSocket  a TCP connect to host:port succeeds
-    grpc       not supported: reported as a failure saying so
+    grpc       grpc.health.v1.Health/Check {service} on the pod IP and port, plaintext, one
+               deadline for dial and call (probe_grpc.py, which loads gRPC only when used);
+               SERVING is success
 
 and turns results into the container's state, with Kubernetes' thresholds and words:
   - startupProbe: until it succeeds the others do not run; `failureThreshold` failures in a row
@@ -26,7 +29,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -108,7 +111,10 @@ async def run_handler(
             await writer.wait_closed()
         return None
     if "grpc" in probe:
-        return "grpc probes are not supported by mini-k8s"
+        from kubelet import probe_grpc  # gRPC is loaded only for pods that use it (probe_grpc.py)
+
+        g = probe["grpc"] or {}
+        return await probe_grpc.probe(pod_host, int(g.get("port") or 0), str(g.get("service") or ""), timeout)
     return "probe has no handler"
 
 
@@ -117,7 +123,9 @@ class Prober:
     `changed()` wakes the pod worker (readiness flipped, or the run must be killed)."""
 
     def __init__(self, c: Container, pid: Callable[[], int | None], env: dict[str, str], host: str,
-                 event: Callable[[str, str, str], None], changed: Callable[[], None]) -> None:  # fmt: skip
+                 event: Callable[[str, str, str], None], changed: Callable[[], None],
+                 handler: Callable[[str, dict[str, Any]], Awaitable[str | None]] | None = None) -> None:  # fmt: skip
+        self.handler = handler  # the simulated runtime's model (simprobe.py) instead of run_handler
         self.c = c
         self.host = host
         self.pid = pid
@@ -146,7 +154,10 @@ class Prober:
             for field in due:
                 probe = spec[field]
                 state[field]["next"] = now + float(probe.get("periodSeconds") or 10)
-                failure = await run_handler(probe, spec, self.pid(), self.env, self.host)
+                if self.handler is not None:
+                    failure = await self.handler(field, probe)
+                else:
+                    failure = await run_handler(probe, spec, self.pid(), self.env, self.host)
                 self._result(field, probe, state[field], failure)
                 if self.c.kill_reason:
                     return

@@ -154,6 +154,10 @@ class ProcessRuntime(ContainerRuntime):
             raise StartError("RunContainerError", "no command specified")
         if "/" not in argv[0] and shutil.which(argv[0], path=environment.get("PATH", catalog.HOST_PATH)) is None:
             raise StartError("RunContainerError", f'exec: "{argv[0]}": executable file not found in $PATH')
+        program = catalog.missing_program(resolved.entry, argv[0])
+        if program is not None:
+            raise StartError("RunContainerError", f'exec: "{argv[0]}": stat {argv[0]}: no such file or directory '
+                             f"(the image catalog runs the host's {program} there; it is not installed)")  # fmt: skip
         mounts = self.volumes.mounts(worker.uid or "", spec, environment) if spec.get("volumeMounts") else []
         for old, _ in self.runs_of(worker.uid or "", c.name)[:-1]:
             self._doomed.add(old)  # keep one finished run: the one `logs --previous` shows
@@ -162,6 +166,7 @@ class ProcessRuntime(ContainerRuntime):
         directory = self.containers / cid
         (directory / "tmp").mkdir(parents=True)
         (directory / "tmp").chmod(0o1777)
+        mounts = catalog.image_mounts(resolved.entry, directory) + mounts  # the pod's volumes cover the image's
         cgroup, cpu_cgroup = self._make_cgroup(cid, spec), self._make_cpu_cgroup(cid, spec)
         meta = {
             "namespace": worker.namespace, "pod": worker.name, "uid": worker.uid, "container": c.name,
@@ -176,7 +181,7 @@ class ProcessRuntime(ContainerRuntime):
             "mounts": self._name_files(worker, pod, directory),
             "stdin": bool(spec.get("stdin")), "stdin_once": bool(spec.get("stdinOnce")), "tty": bool(spec.get("tty")),
         }  # fmt: skip
-        if mounts:  # its own root, so that mountPaths are made in it and not on the host (shim.py)
+        if mounts:  # its own root, so that mountPaths (and image paths) are made in it, not on the host (shim.py)
             for part in ("rootfs", "rootfs-upper", "rootfs-work"):
                 (directory / part).mkdir()
             shim_spec["root"] = {"mnt": str(directory / "rootfs"), "upper": str(directory / "rootfs-upper"),

@@ -8,6 +8,9 @@ manifest always behaves the same way (deterministic, and cheap enough for 1,000 
     -----------------------------------------  ------------------------------------------------
     sleep N   (N in seconds; 5s/2m/1h ok)      runs N seconds, exits 0
     sh -c "sleep N"  (sh, bash, /bin/sh ...)   the same: a shell running one modelled command
+    sh -c "touch F; sleep N; rm -f F; ..."     a script simprobe.py models in full (touch, rm,
+                                               mkdir, echo > F, sleep, exit): runs its sleeps'
+                                               total, then exits 0 (or exit's code)
     exit N                                     exits with code N at once
     false / true                               exits 1 / 0 at once
     sleep infinity, or anything else           runs until the pod is deleted ...
@@ -33,7 +36,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-SHELLS = {"sh", "bash", "ash", "dash", "zsh"}
+from kubelet.simprobe import SHELLS, script_of
+
 _SLEEP = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 _SLEEP_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -64,6 +68,9 @@ def _model(words: list[str]) -> Plan | None:
         return None
     prog = words[0].rsplit("/", 1)[-1]
     if prog in SHELLS and len(words) >= 3 and words[1] == "-c":
+        script = script_of(words[:3])
+        if script is not None and script.complete and script.seconds:  # touch f; sleep 30; rm f; sleep 600
+            return Plan(script.seconds, script.exit_code, script.description)
         try:
             inner = shlex.split(words[2])
         except ValueError:

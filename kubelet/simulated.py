@@ -7,6 +7,10 @@ synthetic log from the run. Stopping is modelled as a process that honours SIGTE
 after --container-stop-delay (never longer than the grace period). That is what lets one
 process host 1,000 nodes - and why `kubectl logs` shows no real output here: use
 `mini-kubelet --runtime process` for that.
+Probes are modelled (simprobe.py): an exec probe sees the files the container's shell script
+has made by then, httpGet/tcpSocket/grpc reach the ports it declares or its image serves. A run
+that a liveness or startup probe failed dies of the SIGTERM (exit 143, reason Error, as a shell
+does), so restartPolicy OnFailure restarts it too, as Kubernetes does.
 Ephemeral containers (`kubectl debug`) follow their plans like any other container (a debugging
 shell: running until stopped); `exec` and `attach` are refused, as nothing runs to join.
 """
@@ -15,10 +19,12 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from kubelet.cri import ContainerRuntime, Exit
 from kubelet.logs import LogStore, Run
+from kubelet.simprobe import SimProbes
 
 if TYPE_CHECKING:
     from kubelet.containers import Container
@@ -44,9 +50,10 @@ class SimulatedRuntime(ContainerRuntime):
         if c.stop_at is not None:
             if now < c.stop_at:
                 return c.stop_at
+            code = 143 if c.kill_reason else 0  # a failed probe: the unhealthy process dies of SIGTERM
             if c.run is not None:
-                c.run.finish(now, 0, "SIGTERM")
-            return Exit(now, 0)
+                c.run.finish(now, code, "SIGTERM")
+            return Exit(now, code)
         if c.finish_at is None:
             return None
         if now < c.finish_at:
@@ -54,6 +61,11 @@ class SimulatedRuntime(ContainerRuntime):
         if c.run is not None:
             c.run.finish(c.finish_at, c.plan.exit_code)
         return Exit(c.finish_at, c.plan.exit_code)
+
+    def probe_model(
+        self, worker: PodWorker, c: Container, event: Callable[[str, str, str], None]
+    ) -> Callable[[str, dict[str, Any]], Awaitable[str | None]] | None:
+        return SimProbes(c, lambda: worker.pod_ip or "127.0.0.1", event).handle
 
     def stop(self, worker: PodWorker, c: Container, now: float, grace: float) -> None:
         if c.stop_at is None:

@@ -78,6 +78,33 @@ def resolve(image: str, command: list[str], args: list[str], busybox_bin: str | 
     return Resolved([*entrypoint, *(args or cmd)], path, entry)
 
 
+def image_mounts(entry: dict[str, Any], directory: Path) -> list[tuple[str, str, bool]]:
+    """What the image's own file system would hold, as (host source, path, read-only) mounts for
+    the container's own root (shim.py): `files` are host programs at the image's paths (etcd's
+    /usr/local/bin/etcd is the host's etcd), `dirs` are empty directories of this run under
+    `directory` (etcd's /var/lib/etcd): written there, never in the host's directory of that name,
+    and gone with the run, as a container's writable layer is. A program the host lacks is left
+    out (starting it then fails as a missing file does)."""
+    out: list[tuple[str, str, bool]] = []
+    for target, program in (entry.get("files") or {}).items():
+        source = shutil.which(str(program), path=HOST_PATH)
+        if source is not None:
+            out.append((str(Path(source).resolve()), str(target), True))
+    for target in entry.get("dirs") or []:
+        own = directory / "image" / str(target).lstrip("/")
+        own.mkdir(mode=0o700, parents=True, exist_ok=True)
+        out.append((str(own), str(target), False))
+    return out
+
+
+def missing_program(entry: dict[str, Any], argv0: str) -> str | None:
+    """The host program the image's `argv0` stands for when the host lacks it (None otherwise)."""
+    program = (entry.get("files") or {}).get(argv0)
+    if program is None or shutil.which(str(program), path=HOST_PATH) is not None:
+        return None
+    return str(program)
+
+
 def install_busybox(directory: Path) -> str | None:
     """A directory of busybox applet links (`wget`, `nslookup`, `sh` ...), or None without busybox."""
     busybox = shutil.which("busybox")
