@@ -30,6 +30,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kubelet.proclogs import read_complete_lines
 from kubelet.runs import Handle
 from kubelet.shim_attach import CLOSE as SHIM_CLOSE
 from kubelet.shim_attach import HEADER, HELLO, frame, short_path
@@ -138,15 +139,8 @@ async def _follow_log(session: Session, directory: Path, opts: Options) -> None:
     try:
         while not client.done():
             exited = (directory / "exit.json").exists()  # before reading: no line can come after
-            try:
-                with open(path, "rb") as f:
-                    f.seek(offset)
-                    data = f.read()
-            except OSError:
-                data = b""
-            end = data.rfind(b"\n") + 1
-            offset += end
-            for line in data[:end].splitlines():
+            lines, offset, drained = read_complete_lines(path, offset)
+            for line in lines.splitlines():
                 parts = line.split(b" ", 3)
                 if len(parts) < 4 or parts[1] not in partial:
                     continue
@@ -158,7 +152,7 @@ async def _follow_log(session: Session, directory: Path, opts: Options) -> None:
                 text, partial[stream] = partial[stream] + text + b"\n", b""
                 if channel is not None:
                     await session.send(channel, text)
-            if exited and end == len(data):
+            if exited and drained:
                 return
             await asyncio.wait([client], timeout=FOLLOW_POLL)
     finally:

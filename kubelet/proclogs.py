@@ -30,6 +30,19 @@ def parse_time(text: str) -> float:
     return base + (float("0." + frac) if frac else 0.0)
 
 
+def read_complete_lines(path: Path, offset: int) -> tuple[bytes, int, bool]:
+    """The complete lines of the log at `path` after `offset`, the offset after them, and whether
+    that was all there was (no line still being written)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except OSError:
+        data = b""
+    end = data.rfind(b"\n") + 1
+    return data[:end], offset + end, end == len(data)
+
+
 def parse_lines(data: bytes) -> list[tuple[str, float, bytes]]:
     """Complete records of `data` -> (timestamp text, time, text with its newline)."""
     out: list[tuple[str, float, bytes]] = []
@@ -103,15 +116,8 @@ class ProcessLogs:
         first = True
         while True:
             exited = (directory / "exit.json").exists()  # before reading: no line can come after
-            try:
-                with open(path, "rb") as f:
-                    f.seek(offset)
-                    data = f.read()
-            except OSError:
-                data = b""
-            end = data.rfind(b"\n") + 1
-            records = parse_lines(data[:end])
-            offset += end
+            lines, offset, drained = read_complete_lines(path, offset)
+            records = parse_lines(lines)
             if since is not None:
                 records = [r for r in records if r[1] >= since]
             if first and tail_lines is not None:
@@ -123,6 +129,6 @@ class ProcessLogs:
                 budget -= len(chunk)
             if chunk:
                 yield chunk
-            if not follow or budget == 0 or (exited and end == len(data)) or not directory.exists():
+            if not follow or budget == 0 or (exited and drained) or not directory.exists():
                 return
             await asyncio.sleep(FOLLOW_POLL)

@@ -214,14 +214,18 @@ async def handle_not_upgraded(server: APIServer, request: Request, info: Request
         return await _port_forward_not_upgraded(server, info)
     where = await locate_container(server, info.namespace or "", info.name, request.query_params.get("container"),
                                    what=info.subresource)  # fmt: skip
-    url = f"{where.url}/{info.subresource}/{info.namespace}/{info.name}/{where.container}"
+    answer = await _plain_get(server, f"{where.url}/{info.subresource}/{info.namespace}/{info.name}/{where.container}")
+    raise kubelet_refusal(answer.status_code, answer.text.strip(), where.node)
+
+
+async def _plain_get(server: APIServer, url: str) -> httpx.Response:
+    """The kubelet's answer to a request that was not upgraded (a refusal, or "Upgrade request required")."""
     tls = kubelet_tls(server.config)
     try:
         async with httpx.AsyncClient(timeout=10.0, verify=tls if tls is not None else True) as client:
-            answer = await client.get(url)
+            return await client.get(url)
     except httpx.HTTPError as exc:
         raise errors.internal(f"error dialing backend: {exc}") from None
-    raise kubelet_refusal(answer.status_code, answer.text.strip(), where.node)
 
 
 async def _port_forward_not_upgraded(server: APIServer, info: RequestInfo) -> Response:
@@ -229,13 +233,7 @@ async def _port_forward_not_upgraded(server: APIServer, info: RequestInfo) -> Re
     its kubelet are checked first, so a missing pod or a runtime that cannot forward says so."""
     assert info.name is not None
     where = await locate_pod(server, info.namespace or "", info.name)
-    url = f"{where.url}/portForward/{info.namespace}/{info.name}"
-    tls = kubelet_tls(server.config)
-    try:
-        async with httpx.AsyncClient(timeout=10.0, verify=tls if tls is not None else True) as client:
-            answer = await client.get(url)
-    except httpx.HTTPError as exc:
-        raise errors.internal(f"error dialing backend: {exc}") from None
+    answer = await _plain_get(server, f"{where.url}/portForward/{info.namespace}/{info.name}")
     if answer.status_code == 400 and answer.text.startswith("Upgrade request required"):
         raise errors.bad_request("pods/portforward is served over WebSocket only (subprotocols "
                                  "SPDY/3.1+portforward.k8s.io, v4.channel.k8s.io, v4.base64.channel.k8s.io); the "
