@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +62,10 @@ class Cluster:
         port = ["--port", str(self.port)] if plain_port else []
         # `up` picks the process runtime as root; these tests are about the simulated one unless they say
         runtime = [] if "--runtime" in extra else ["--runtime", "simulated"]
+        if "process" in extra:  # real pods: keep off the user's own cluster (ports, ranges, bridges, nft table)
+            runtime = ["--kube-proxy-port", str(free_port()), "--service-cluster-ip-range", "10.121.0.0/16",
+                       "--cluster-cidr", f"10.{random.randint(216, 223)}.{random.randrange(0, 256, 16)}.0/20",
+                       f"--kube-proxy-arg=--nftables-table=mkp-up-{uuid.uuid4().hex[:6]}"]  # fmt: skip
         return [
             sys.executable, "-m", "cluster", "up",
             "--data-dir", str(self.data_dir), *port, "--nodes", str(nodes),
