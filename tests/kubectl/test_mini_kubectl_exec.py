@@ -5,16 +5,14 @@ Error paths that need no root are compared in tests/compat/test_exec_kubectl.py.
 from __future__ import annotations
 
 import os
-import pty
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.runtime.test_exec import Secure, pod, secure  # noqa: F401  (fixtures)
+from tests.support.terminal import Terminal
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(sys.platform != "linux" or os.geteuid() != 0,
@@ -78,32 +76,21 @@ def test_mini_kubectl_cp_round_trips_with_kubectl(secure: Secure, pod: str, tmp_
     assert (tmp_path / "mini-d" / "e" / "f").read_text() == (tmp_path / "real-d" / "e" / "f").read_text() == "x\n"
 
 
+def _mini_on_a_terminal(secure: Secure, *args: str) -> Terminal:  # noqa: F811
+    env = {**os.environ, "KUBECONFIG": os.devnull, "PYTHONPATH": str(REPO)}
+    return Terminal([sys.executable, "-m", "kubectl", "-s", secure.apiserver.url, *args], env, cwd=str(REPO))
+
+
 def test_mini_kubectl_exec_with_a_terminal(secure: Secure, pod: str) -> None:  # noqa: F811
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.environ.update(KUBECONFIG=os.devnull, PYTHONPATH=str(REPO))
-        os.chdir(REPO)
-        os.execv(sys.executable, [sys.executable, "-m", "kubectl", "-s", secure.apiserver.url, "exec", "-it", pod,
-                                  "--", "sh"])  # fmt: skip
-    seen = b""
+    term = _mini_on_a_terminal(secure, "exec", "-it", pod, "--", "sh")
     try:
-        for send, marker in ((None, b"# "), (b"stty size; echo h''i\n", b"hi"), (b"exit 4\n", None)):
-            if send:
-                os.write(fd, send)
-            deadline = time.monotonic() + 20
-            while marker and marker not in seen:
-                assert time.monotonic() < deadline, seen
-                if select.select([fd], [], [], 0.2)[0]:
-                    seen += os.read(fd, 4096)
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 4
+        term.read_until(b"# ", timeout=20)
+        term.type(b"stty size; echo h''i\n")
+        term.read_until(b"hi", timeout=20)
+        term.type(b"exit 4\n")
+        assert term.wait() == 4
     finally:
-        os.close(fd)
-        try:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
+        term.close()
 
 
 def _pod(secure: Secure, name: str, command: list[str], policy: str = "Never", **container: object) -> str:  # noqa: F811
@@ -127,35 +114,15 @@ def test_attach_matches_kubectl(secure: Secure) -> None:  # noqa: F811
 
 def test_mini_kubectl_attach_with_a_terminal(secure: Secure) -> None:  # noqa: F811
     name = _pod(secure, "att-mini-tty", ["sh"], policy="Always", stdin=True, tty=True)
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.environ.update(KUBECONFIG=os.devnull, PYTHONPATH=str(REPO))
-        os.chdir(REPO)
-        os.execv(sys.executable, [sys.executable, "-m", "kubectl", "-s", secure.apiserver.url, "attach", "-it", name])
-    seen = b""
+    term = _mini_on_a_terminal(secure, "attach", "-it", name)
     try:
-        for send, marker in ((None, b"try pressing enter"), (b"tty; echo h''i\n", b"hi"), (b"exit 4\n", None)):
-            if send:
-                os.write(fd, send)
-            deadline = time.monotonic() + 20
-            while marker and marker not in seen:
-                assert time.monotonic() < deadline, seen
-                if select.select([fd], [], [], 0.2)[0]:
-                    seen += os.read(fd, 4096)
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0  # attach has no exit code of its own
-        while select.select([fd], [], [], 0.2)[0]:
-            try:
-                seen += os.read(fd, 4096)
-            except OSError:
-                break
-        assert b"/dev/pts/" in seen
-        assert seen.endswith(f"Session ended, resume using 'kubectl attach {name} -c main -i -t' command when the "
-                             "pod is running\r\n".encode()), seen  # fmt: skip
+        term.read_until(b"try pressing enter", timeout=20)
+        term.type(b"tty; echo h''i\n")
+        term.read_until(b"hi", timeout=20)
+        term.type(b"exit 4\n")
+        assert term.wait() == 0  # attach has no exit code of its own
+        assert b"/dev/pts/" in term.seen
+        assert term.seen.endswith(f"Session ended, resume using 'kubectl attach {name} -c main -i -t' command when the "
+                                  "pod is running\r\n".encode()), term.seen  # fmt: skip
     finally:
-        os.close(fd)
-        try:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
+        term.close()

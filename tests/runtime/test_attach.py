@@ -8,18 +8,13 @@ on a pseudo-terminal (pty.fork), as a person at a terminal would.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import marshal
 import os
-import pty
 import re
 import select
-import signal
-import struct
 import subprocess
 import sys
-import termios
 import time
 import uuid
 from pathlib import Path
@@ -30,69 +25,9 @@ import pytest
 from kubelet.streaming import parse_resize
 from tests.runtime.test_exec import Secure, secure  # noqa: F401  (the module's cluster)
 from tests.support.component import wait_for
+from tests.support.terminal import Terminal
 
 PROMPT = "If you don't see a command prompt, try pressing enter."
-
-
-class Terminal:
-    """A command on a pseudo-terminal of a given size: what it prints, what is typed, its exit code."""
-
-    def __init__(self, argv: list[str], env: dict[str, str], rows: int = 24, cols: int = 80) -> None:
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:  # the child: the command on the terminal
-            os.execve(argv[0], argv, env)
-        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-        self.seen = b""
-
-    def read_until(self, marker: bytes, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while marker not in self.seen:
-            assert time.monotonic() < deadline, f"no {marker!r} in {self.seen!r}"
-            ready, _, _ = select.select([self.fd], [], [], 0.2)
-            if ready:
-                try:
-                    data = os.read(self.fd, 4096)
-                except OSError:
-                    data = b""
-                assert data, f"the terminal closed before {marker!r}: {self.seen!r}"
-                self.seen += data
-
-    def type(self, text: bytes) -> None:
-        os.write(self.fd, text)
-
-    def wait(self, timeout: float = 30) -> int:
-        """The exit code, reading what is left meanwhile."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            done, status = os.waitpid(self.pid, os.WNOHANG)
-            if done:
-                self._drain()
-                return os.waitstatus_to_exitcode(status)
-            ready, _, _ = select.select([self.fd], [], [], 0.1)
-            if ready:
-                try:
-                    self.seen += os.read(self.fd, 4096)
-                except OSError:
-                    pass
-        raise AssertionError(f"still running after {timeout} s: {self.seen!r}")
-
-    def _drain(self) -> None:
-        while select.select([self.fd], [], [], 0)[0]:
-            try:
-                data = os.read(self.fd, 4096)
-            except OSError:
-                return
-            if not data:
-                return
-            self.seen += data
-
-    def close(self) -> None:
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-        os.close(self.fd)
 
 
 def kubectl_on_a_terminal(s: Secure, *args: str, rows: int = 24, cols: int = 80) -> Terminal:

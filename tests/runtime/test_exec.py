@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import pty
-import select
 import ssl
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,6 +31,7 @@ from tests.support.apiserver import APIServerProcess
 from tests.support.component import ComponentProcess, free_port, wait_for
 from tests.support.kubectl import kubectl_binary
 from tests.support.pki import CA
+from tests.support.terminal import Terminal
 
 
 @dataclass
@@ -171,40 +169,17 @@ def test_exec_stdin_reaches_the_command_and_its_end_ends_it(secure: Secure, pod:
 
 
 def test_exec_with_a_terminal(secure: Secure, pod: str) -> None:
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: kubectl on a terminal
-        os.environ["KUBECONFIG"] = os.devnull
-        os.execv(secure.kubectl_path, [secure.kubectl_path, "-s", secure.apiserver.url, "exec", "-it", pod, "--", "sh"])
-    seen = b""
-
-    def read_until(marker: bytes, timeout: float = 20) -> None:
-        nonlocal seen
-        deadline = time.monotonic() + timeout
-        while marker not in seen:
-            assert time.monotonic() < deadline, f"no {marker!r} in {seen!r}"
-            ready, _, _ = select.select([fd], [], [], 0.2)
-            if ready:
-                try:
-                    seen += os.read(fd, 4096)
-                except OSError:
-                    break
-        assert marker in seen, seen
-
+    env = {**os.environ, "KUBECONFIG": os.devnull}
+    term = Terminal([secure.kubectl_path, "-s", secure.apiserver.url, "exec", "-it", pod, "--", "sh"], env)
     try:
-        read_until(b"# ")  # the shell's prompt, through the terminal
-        os.write(fd, b"tty; echo h''i-$((40+2))\n")
-        read_until(b"hi-42")
-        assert b"/dev/pts/" in seen  # the command has a terminal of its own
-        os.write(fd, b"exit 5\n")
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 5
+        term.read_until(b"# ", timeout=20)  # the shell's prompt, through the terminal
+        term.type(b"tty; echo h''i-$((40+2))\n")
+        term.read_until(b"hi-42", timeout=20)
+        assert b"/dev/pts/" in term.seen  # the command has a terminal of its own
+        term.type(b"exit 5\n")
+        assert term.wait() == 5
     finally:
-        os.close(fd)
-        try:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
+        term.close()
 
 
 def test_kubectl_cp_into_the_pod_and_back_byte_identical(secure: Secure, pod: str, tmp_path: Path) -> None:
