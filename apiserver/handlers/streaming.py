@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("apiserver.streaming")
 PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/(exec|attach|portforward)/?$")
 FORWARDED = ("command", "stdin", "stdout", "stderr", "tty")
+DRAIN_SECONDS = 5.0  # for the kubelet's last messages once it has closed
 Scope = dict[str, Any]
 
 
@@ -191,9 +192,14 @@ async def relay(client: WebSocket, kubelet: websockets.ClientConnection) -> None
             else:
                 await client.send_text(message)
 
-    tasks = [asyncio.create_task(upstream()), asyncio.create_task(downstream())]
+    up, down = asyncio.create_task(upstream()), asyncio.create_task(downstream())
+    tasks = [up, down]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        if up.done() and not up.cancelled() and isinstance(up.exception(), websockets.ConnectionClosed):
+            # the kubelet closed while the client was still talking: what it sent before closing
+            # (the last output, the Status) is still queued here and must reach the client
+            await asyncio.wait([down], timeout=DRAIN_SECONDS)
     finally:
         for task in tasks:
             task.cancel()
