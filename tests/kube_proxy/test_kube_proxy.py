@@ -34,7 +34,9 @@ def web(cluster: ProxyCluster, name: str, replicas: int = 3, service: dict[str, 
         readiness: dict[str, Any] | None = None,
         lifecycle: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """A Deployment of the catalog's nginx and a Service in front of it; returns the Service once
-    every replica is a ready endpoint."""
+    every replica is a ready endpoint that answers on its own IP. Without a readiness probe a pod is
+    a ready endpoint once Running, perhaps before nginx listens (as in Kubernetes); the tests are
+    about the proxy, so they start when every backend can answer."""
     container: dict[str, Any] = {"name": "nginx", "image": "nginx", "ports": [{"containerPort": 80}]}
     if readiness:
         container["readinessProbe"] = readiness
@@ -45,7 +47,8 @@ def web(cluster: ProxyCluster, name: str, replicas: int = 3, service: dict[str, 
         "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [container]}}}})  # fmt: skip
     apply(cluster, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": {
         "selector": {"app": name}, "ports": [{"name": "http", "port": 80, "targetPort": 80}], **(service or {})}})
-    wait_ready_endpoints(cluster, name, replicas)
+    for ip in wait_ready_endpoints(cluster, name, replicas):
+        wait_served(f"http://{ip}/")
     return cluster.api.get(f"/api/v1/namespaces/default/services/{name}").json()
 
 
@@ -92,10 +95,6 @@ def test_cluster_ip_spreads_connections_over_every_ready_pod(cluster: ProxyClust
     svc = web(cluster, name)
     url = f"http://{svc['spec']['clusterIP']}/"
     wait_served(url)
-    # no readiness probe: a pod is a ready endpoint once Running, perhaps before nginx listens (as
-    # in Kubernetes); the spread is about the proxy, so wait until every pod answers on its own IP
-    for ip in ready_endpoints(cluster, name):
-        wait_served(f"http://{ip}/")
     seen = Counter(served_by(url) for _ in range(300))
     assert set(seen) == pod_names(cluster, name), seen
     assert min(seen.values()) > 30, seen  # random choice: each of 3 gets ~100; 30 is far in the tail
