@@ -155,14 +155,16 @@ class LogStore:
                 yield chunk
             if not follow or budget == 0:
                 return
-            now = time.time()
+            # the same instant as the lines just sent: judged at a later one, a run that ends in
+            # between would stop the stream before its last line ("exited with code …") is sent
             due = run.next_line_at(now)
             if due is None:
                 return
             try:
-                await asyncio.wait_for(run.changed.wait(), timeout=max(due - now, 0.0) + 0.001)
+                await asyncio.wait_for(run.changed.wait(), timeout=max(due - time.time(), 0.0) + 0.001)
             except TimeoutError:
                 pass
-            all_lines = run.lines(time.time())
+            now = time.time()
+            all_lines = run.lines(now)
             chunk = encode(all_lines[sent:])
             sent = len(all_lines)
