@@ -2,7 +2,7 @@
 
 A classroom lab rots the moment a command's output changes and nobody re-reads the page. So the
 labs in docs/labs/ are written in a format a machine can check, and `tests/labs/test_labs.py`
-runs every one of them against a real cluster. The format (explained for humans in
+(with `test_real_pod_labs.py`) runs every one of them against a real cluster. The format (explained for humans in
 docs/labs/README.md):
 
 - Only fenced blocks whose info string is `console` are run; `yaml`, `text`, … are illustration.
