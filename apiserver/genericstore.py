@@ -124,6 +124,9 @@ class ResourceStore:
         self.storage = store
         self.cached = cached
         self.root = f"/registry/{rt.plural}/"
+        # The newest revision this server wrote through this store (create, update, delete): what
+        # a reader of the watch cache waits for to see its own server's writes (resource_quota.py).
+        self.written = 0
 
     # -- keys ---------------------------------------------------------------------------------
     def key(self, namespace: str | None, name: str) -> str:
@@ -228,6 +231,7 @@ class ResourceStore:
             raise errors.already_exists(self.rt.key, md["name"])
         with storage_errors(self.rt, md["name"]):
             rev = await self.storage.create(self.key(md.get("namespace"), md["name"]), self.encode(obj))
+        self.written = max(self.written, rev)
         obj["metadata"]["resourceVersion"] = str(rev)  # the caller hands over the object it built
         return obj
 
@@ -275,6 +279,7 @@ class ResourceStore:
                 if exc.reason == "Conflict" and not precondition_rv:
                     continue  # somebody wrote in between: re-read and re-apply the change
                 raise
+            self.written = max(self.written, rev)
             new.setdefault("metadata", {})["resourceVersion"] = str(rev)
             return old, new
         raise errors.conflict(self.rt.key, name, "too many concurrent writers; please retry")
@@ -300,4 +305,6 @@ class ResourceStore:
                 raise errors.conflict(self.rt.key, name)
             return kv.revision
         with storage_errors(self.rt, name):
-            return await self.storage.delete(self.key(namespace, name), expected_rv)
+            rev = await self.storage.delete(self.key(namespace, name), expected_rv)
+        self.written = max(self.written, rev)
+        return rev
