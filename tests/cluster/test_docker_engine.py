@@ -127,7 +127,7 @@ def test_compose_up_builds_offline_runs_the_seed_rc_and_the_node_failure_lab(
 
         # The seed's RC runs; `kubectl logs` reaches its kubelet by the container's name.
         kubectl("create", "-f", str(REPO / "examples" / "mysql-rc-svc.yaml"))
-        wait_for(lambda: kubectl.json("get", "rc", "mysql")["status"].get("readyReplicas") == 1, timeout=60,
+        wait_for(lambda: kubectl.json("get", "rc", "mysql")["status"].get("readyReplicas") == 1, timeout=180,
                  interval=0.5, what="the mysql RC's pod ready")  # fmt: skip
         pod = kubectl("get", "pods", "-l", "app=mysql", "-o", "name").stdout.split()[0]
         assert "Starting container mysql" in kubectl("logs", pod).stdout  # through the kubelet's HTTPS
