@@ -22,15 +22,19 @@ def test_the_seed_web_app_reaches_mysql_by_name_and_answers_on_node_port_30001(c
     assert made.returncode == 0, made.stderr
     try:
         wait_ready_endpoints(cluster, "mysql", 1)
-        wait_ready_endpoints(cluster, "myweb", 2)
+        web_ips = wait_ready_endpoints(cluster, "myweb", 2)
 
-        def page() -> str | None:
+        def page(url: str = PAGE) -> str | None:
             try:
-                text = httpx.get(PAGE, timeout=5).text
+                text = httpx.get(url, timeout=5).text
             except httpx.HTTPError:
                 return None
             return text if "MySQL reachable at mysql:3306" in text else None
 
+        # no readiness probe in the seed's file: a pod is a ready endpoint once Running, perhaps
+        # before its server listens (as in Kubernetes); the spread below is about the proxy
+        for ip in web_ips:
+            wait_for(lambda ip=ip: page(f"http://{ip}:8080/demo/"), timeout=30, interval=0.3, what=f"the page on {ip}")
         text = wait_for(page, timeout=30, interval=0.3, what=f"the page at {PAGE} with MySQL reachable")
         assert "Congratulations!!" in text
         served = {re.search(r"Served by pod (\S+)</p>", httpx.get(PAGE, timeout=5).text).group(1)  # type: ignore[union-attr]
