@@ -26,6 +26,7 @@ from typing import Any
 
 from api.errors import NotFoundError
 from api.quantity import parse_quantity
+from client.informer import NAMESPACE_INDEX, Informer
 from kubelet.cri import StartError
 
 _REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.\-]*)\)")
@@ -182,18 +183,25 @@ def service_env(services: list[dict[str, Any]]) -> dict[str, str]:
     return env
 
 
-async def services_for(client: Any, pod: dict[str, Any]) -> list[dict[str, Any]]:
+SERVICES_WAIT = 5.0  # seconds a start waits for the services informer's first LIST
+
+
+async def services_for(services: Informer, pod: dict[str, Any]) -> list[dict[str, Any]]:
     """The Services whose variables a container of `pod` gets: its namespace's (unless
-    spec.enableServiceLinks is false), and always the API server's own `kubernetes` Service."""
+    spec.enableServiceLinks is false), and always the API server's own `kubernetes` Service.
+
+    Read from the kubelet's services informer, as the real kubelet reads its service lister: a
+    container start costs no request. Until the informer has listed once, the variables cannot be
+    known and the start fails with Kubernetes' message (the worker retries)."""
+    if not services.has_synced() and not await services.wait_for_sync(SERVICES_WAIT):
+        raise StartError("CreateContainerConfigError",
+                         "services have not yet been read at least once, cannot construct envvars")  # fmt: skip
     namespace = (pod.get("metadata") or {}).get("namespace") or "default"
     out: list[dict[str, Any]] = []
     if (pod.get("spec") or {}).get("enableServiceLinks", True):
-        out = list((await client.list("services", namespace)).get("items") or [])
+        out = services.by_index(NAMESPACE_INDEX, namespace)
     if namespace != "default" or not out:
-        try:
-            master = await client.get("services", "kubernetes", "default")
-        except NotFoundError:
-            master = None
+        master = services.get("default/kubernetes")
         if master is not None:
             out = [s for s in out if s["metadata"]["name"] != "kubernetes"] + [master]
     return out

@@ -12,9 +12,10 @@ loops (heartbeat.py) keep Nodes and Leases fresh.
 Watching pods: with one node the informer asks the server only for its pods
 (`fieldSelector=spec.nodeName=<node>`), as the real kubelet does. With `--nodes N` one field
 selector per node would mean N watches; instead ONE informer watches all pods and indexes them by
-spec.nodeName, and the handlers ignore pods of nodes we do not host. The simulated runtime's usage
-model adds one services and one endpoints informer per process, however many nodes (a Service's
-load is spread over its ready endpoints: simusage.py).
+spec.nodeName, and the handlers ignore pods of nodes we do not host. One services informer per
+process, however many nodes, gives containers their Service variables (env.py), as the real
+kubelet's service lister does; the simulated runtime's usage model shares it and adds an endpoints
+informer (a Service's load is spread over its ready endpoints: simusage.py).
 
 A restart is harmless: the informer's first LIST hands us every pod already bound to our nodes;
 their workers adopt what the status says and what the runtime still has (the process runtime's
@@ -77,6 +78,8 @@ class Kubelet:
             self.pods = self.factory.informer_for("pods")
             self.pods.add_indexers({BY_NODE: index_by_node_name})
             self.node_objects = self.factory.informer_for("nodes")
+        # the Service variables of every container (env.py); the simulated usage model shares it
+        self.services = self.factory.informer_for("services")
         self.stats = StatsProvider(self)  # what /metrics/resource serves (after the pods informer: it watches it)
         self._tasks: list[asyncio.Task[Any]] = []
         self._http: tuple[Any, asyncio.Task[None]] | None = None

@@ -142,7 +142,7 @@ class ProcessRuntime(ContainerRuntime):
             raise StartError("ErrImagePull", str(exc)) from None
         hostname = dns.pod_hostname(pod)
         base = {"PATH": resolved.path, "HOSTNAME": hostname, "HOME": "/root"}
-        base.update(envs.service_env(await envs.services_for(self.kubelet.client, pod)))
+        base.update(envs.service_env(await envs.services_for(self.kubelet.services, pod)))
         node = worker.node
         allocatable = {"cpu": self.kubelet.config.cpu, "memory": self.kubelet.config.memory}
         environment = await envs.resolve(self.kubelet.client, pod, spec, base, pod_ip=worker.pod_ip or "",
