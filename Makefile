@@ -24,7 +24,8 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 # Three workers on a two-core machine: with two, a quarter of the CPU sat idle while tests waited on
-# their components' timers (16 min); with three the suite takes ~14 min next to a running `make up`.
+# their components' timers (16 min quiet, 20 beside a running `make up`); with three, the longest
+# files first (tests/conftest.py), 12.5 min beside `make up`.
 test: lint
 	$(BIN)/pytest -q -n 3 --dist loadfile --durations=25
 
