@@ -107,6 +107,7 @@ class ProcessRuntime(ContainerRuntime):
         allocatable = {"cpu": kubelet.config.cpu, "memory": kubelet.config.memory}
         self.volumes = volumes.VolumeManager(self.root, kubelet.client, allocatable)
         self._refreshed = 0.0
+        self._metas: dict[str, dict[str, Any]] = {}  # run directory name -> its meta.json (runs())
         self._doomed: set[Path] = set()
         self._doomed_sandboxes: set[str] = set()  # pod uids whose network namespace and volumes go
         self.pod_hosts: dict[str, str] = {}  # pod uid -> the IP probes reach it on
@@ -118,12 +119,21 @@ class ProcessRuntime(ContainerRuntime):
     # ------------------------------------------------------------------ the directories
 
     def runs(self) -> list[tuple[Path, dict[str, Any]]]:
+        """Every run directory with its meta.json, oldest first. meta.json never changes once
+        written, so each is read once: a start and the sweep every second would otherwise read
+        them all (at 100 running pods, 100 files per start and per second)."""
         out = []
+        seen: dict[str, dict[str, Any]] = {}
         for d in self.containers.iterdir():
-            try:
-                out.append((d, json.loads((d / "meta.json").read_text())))
-            except (OSError, ValueError):
-                continue
+            meta = self._metas.get(d.name)
+            if meta is None:
+                try:
+                    meta = json.loads((d / "meta.json").read_text())
+                except (OSError, ValueError):
+                    continue  # being made (or removed) right now
+            seen[d.name] = meta
+            out.append((d, meta))
+        self._metas = seen  # directories that are gone drop out
         out.sort(key=lambda r: r[1].get("started", 0.0))
         return out
 
