@@ -125,7 +125,7 @@ class ResourceStore:
         self.cached = cached
         self.root = f"/registry/{rt.plural}/"
         # The newest revision this server wrote through this store (create, update, delete): what
-        # a reader of the watch cache waits for to see its own server's writes (resource_quota.py).
+        # a reader of the watch cache waits for to see its own server's writes (APIServer.cache_has_own_writes).
         self.written = 0
 
     # -- keys ---------------------------------------------------------------------------------

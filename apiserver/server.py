@@ -41,6 +41,11 @@ SYSTEM_PRIORITY_CLASSES = (
 )
 
 
+# seconds admission waits for its watch cache to see this server's own writes (Kubernetes' quota
+# admission gives up after as long: "resource quota evaluation timed out")
+OWN_WRITES_WAIT = 10.0
+
+
 class APIServer:
     def __init__(self, config: ServerConfig, store: storage.Storage) -> None:
         self.config = config
@@ -71,6 +76,15 @@ class APIServer:
             c = WatchCache(rt, self.storage, self.store(rt).root, self.config.watch_cache_size)
             self.caches[rt.key] = c
         return c
+
+    async def cache_has_own_writes(self, rt: ResourceType) -> bool:
+        """Wait (up to OWN_WRITES_WAIT) until the watch cache of `rt` has seen every write of `rt` this
+        server has answered; False if it has not. The cache may trail storage (on etcd, under
+        load, by a noticeable fraction of a second): admission that judges by a policy object
+        (a quota, a LimitRange) a client just created and saw answered must not miss it."""
+        written = self.store(rt).written
+        cache = self.cache(rt)
+        return cache.revision >= written or await cache.wait_fresh(written, OWN_WRITES_WAIT)
 
     # -- life cycle ---------------------------------------------------------------------------
     async def start(self) -> None:

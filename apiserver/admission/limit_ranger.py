@@ -33,6 +33,9 @@ class LimitRanger:
         self.rt = rt
 
     async def _items(self, namespace: str | None) -> list[dict[str, Any]]:
+        # a LimitRange this server has just answered applies to the very next pod
+        if not await self.server.cache_has_own_writes(self.rt):
+            raise errors.internal("limit range evaluation timed out")
         ranges, _ = await self.server.cache(self.rt).snapshot()
         mine = sorted((r for r in ranges if r["metadata"].get("namespace") == namespace),
                       key=lambda r: r["metadata"]["name"])

@@ -21,8 +21,8 @@ What it costs, and why it is cheap (bench/quota.py):
 - A quota that does not count the object costs nothing: no status write, no waiting. Which
   quotas a namespace has, and what they count, comes from an index kept up to date from the
   watch cache's events (`_Quotas`), not from a scan of every quota per request. The index is
-  never older than the last quota write this server answered (`_see_own_writes`): a quota just
-  created counts the very next create.
+  never older than the last quota write this server answered (`cache_has_own_writes`, server.py):
+  a quota just created counts the very next create.
 - Charges are committed per namespace in batches, as Kubernetes' quota admission does: a create
   arriving while a commit is in flight joins the next one. One batch is judged in arrival order
   against all of the namespace's quotas at once — a create refused by one quota charges none of
@@ -59,7 +59,6 @@ if TYPE_CHECKING:
 
 CHARGE_ATTEMPTS = 100  # rounds of one batch: lost compare-and-swaps, refusals judged again on storage
 COST_MEMO = 1024  # distinct pod shapes whose cost is remembered
-EVALUATION_TIMEOUT = 10.0  # seconds; Kubernetes' admission answers "resource quota evaluation timed out" after as long
 
 
 def _pod_cost_key(pod: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -233,7 +232,8 @@ class ResourceQuota:
             return
         if self._quotas is None:
             self._quotas = _Quotas(self.server.cache(self.rt))
-        await self._see_own_writes()
+        if not await self.server.cache_has_own_writes(self.rt):
+            raise errors.internal("resource quota evaluation timed out")
         while (mine := self._quotas.in_namespace(attrs.namespace or "")) is None:
             await self._quotas.subscribe()
         if not mine:
@@ -267,20 +267,6 @@ class ResourceQuota:
             self._tasks.add(task)  # the loop keeps only a weak reference to a task
             task.add_done_callback(self._tasks.discard)
         await waiter.done
-
-    async def _see_own_writes(self) -> None:
-        """Judge no create against an index older than a quota write this server has answered.
-
-        The index is as current as the watch cache, which may trail storage (on etcd, under load,
-        by a noticeable fraction of a second): a client that created a quota and saw its
-        `status.hard` could otherwise create objects the quota does not yet count. Every write
-        of a quota through this server (create, update, status, delete) moves `store.written`;
-        until the cache has seen that revision, admission waits, as long as Kubernetes' quota
-        evaluation may take before it gives up."""
-        written = self.store.written
-        cache = self.server.cache(self.rt)
-        if cache.revision < written and not await cache.wait_fresh(written, EVALUATION_TIMEOUT):
-            raise errors.internal("resource quota evaluation timed out")
 
     def _usage(self, key: str, obj: dict[str, Any]) -> dict[str, tuple[str, Quantity, int]]:
         """What `obj` costs (api/quota.py), as (resource, amount, nanos) by resource.
