@@ -26,18 +26,22 @@ class Terminal:
         fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         self.seen = b""
 
+    def _read(self, wait: float) -> bytes | None:
+        """What the terminal printed within `wait` seconds (b"" once it is closed; None: nothing yet)."""
+        if not select.select([self.fd], [], [], wait)[0]:
+            return None
+        try:
+            data = os.read(self.fd, 4096)
+        except OSError:  # EIO: nobody holds the terminal any more
+            data = b""
+        self.seen += data
+        return data
+
     def read_until(self, marker: bytes, timeout: float = 30) -> None:
         deadline = time.monotonic() + timeout
         while marker not in self.seen:
             assert time.monotonic() < deadline, f"no {marker!r} in {self.seen!r}"
-            ready, _, _ = select.select([self.fd], [], [], 0.2)
-            if ready:
-                try:
-                    data = os.read(self.fd, 4096)
-                except OSError:
-                    data = b""
-                assert data, f"the terminal closed before {marker!r}: {self.seen!r}"
-                self.seen += data
+            assert self._read(0.2) != b"", f"the terminal closed before {marker!r}: {self.seen!r}"
 
     def type(self, text: bytes) -> None:
         os.write(self.fd, text)
@@ -48,25 +52,11 @@ class Terminal:
         while time.monotonic() < deadline:
             done, status = os.waitpid(self.pid, os.WNOHANG)
             if done:
-                self._drain()
-                return os.waitstatus_to_exitcode(status)
-            ready, _, _ = select.select([self.fd], [], [], 0.1)
-            if ready:
-                try:
-                    self.seen += os.read(self.fd, 4096)
-                except OSError:
+                while self._read(0):  # what it printed last
                     pass
+                return os.waitstatus_to_exitcode(status)
+            self._read(0.1)
         raise AssertionError(f"still running after {timeout} s: {self.seen!r}")
-
-    def _drain(self) -> None:
-        while select.select([self.fd], [], [], 0)[0]:
-            try:
-                data = os.read(self.fd, 4096)
-            except OSError:
-                return
-            if not data:
-                return
-            self.seen += data
 
     def close(self) -> None:
         try:
