@@ -6,9 +6,16 @@ that happens to sort late (the labs, the Docker engine) would start when the oth
 nearly done, and run on alone while they sit idle. Starting the few longest files first lets the
 many short ones fill in around them. The list comes from `pytest --durations=0` (seconds of one
 worker on two cores, in brackets); a file not in it keeps its usual place.
+
+Each test also gets its own kubectl discovery cache. kubectl keys that cache by host and port only,
+and test servers listen on free ports that the next server may reuse: a cache that another test's
+server filled would make kubectl skip discovery, so what it prints (and which request fails first)
+would depend on which tests ran before on that worker.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 
@@ -27,3 +34,16 @@ LONGEST_FIRST = [
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: files keep their order
+
+
+@pytest.fixture(scope="module", autouse=True)
+def module_kubectl_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Module fixtures run kubectl before any test's own cache exists: one cache for them."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KUBECACHEDIR", str(tmp_path_factory.mktemp("kubectl-cache")))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def own_kubectl_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KUBECACHEDIR", str(tmp_path_factory.mktemp("kubectl-cache")))
