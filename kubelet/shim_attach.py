@@ -18,6 +18,12 @@ runtime (CRI Attach, containerd's ContainerIO.Attach) and how it is done here:
     that client's session ends there, and the container's stdin stays open for the next one;
   - when the container exits, the output is sent and every client is closed: its attach is over.
 
+A client is closed gently: its output ends first (a half close, shutdown(SHUT_WR)), and what it
+still sends is read and dropped until it closes its end. Closing a Unix socket that holds unread
+input resets the connection, and a reset makes the client's side fail its reads at once, output it
+has received but not yet read included: a kubelet that passed on kubectl's "end of stdin" just as
+the container exited would lose the container's last output (`kubectl run -i` printing nothing).
+
 The socket exists before the container starts (an attach as early as `kubectl run -i` makes one
 misses none of the output) and only its owner, root, may connect to it (mode 0600; it is bound
 under umask 077, so it never exists with wider permissions). If it cannot be made, AttachPoint
@@ -35,13 +41,16 @@ it through /proc/self/fd/<an open descriptor of the container directory>/attach.
 from __future__ import annotations
 
 import os
+import select
 import socket
 import sys
+import time
 
 SOCKET = "attach.sock"
 STDIN, STDOUT, STDERR, RESIZE, HELLO, CLOSE = 0, 1, 2, 4, 254, 255
 HEADER = 5
 MAX_BUFFERED = 4 << 20  # a client this far behind is dropped; stdin this far behind stops reading clients
+LINGER = 5.0  # seconds a client may take, once the container has exited, to take its output and close
 
 
 def frame(channel: int, data: bytes) -> bytes:
@@ -61,7 +70,8 @@ class Client:
         self.outbox = bytearray()
         self.greeted = False
         self.stdin = False  # it brings stdin (its HELLO said so) and it has not ended yet
-        self.closing = False  # send what is queued, then close
+        self.closing = False  # send what is queued, then end the output; what it sends is dropped
+        self.shut = False  # its output has ended (SHUT_WR): it is dropped when it closes its end
 
 
 class AttachPoint:
@@ -100,7 +110,7 @@ class AttachPoint:
     # ------------------------------------------------------------------ the select loop's view
 
     def readers(self) -> list[int]:
-        fds = [self.listener.fileno()]
+        fds = [self.listener.fileno()] + [fd for fd, c in self.clients.items() if c.shut]
         if len(self.to_stdin) < MAX_BUFFERED:
             fds += [fd for fd, c in self.clients.items() if not c.closing]
         return fds
@@ -133,6 +143,8 @@ class AttachPoint:
             self._stdin_ended(client)
             self._drop(client)
             return
+        if client.closing:
+            return  # its attach is over: what it still sends goes nowhere
         client.inbox += data
         while len(client.inbox) >= HEADER:
             size = int.from_bytes(client.inbox[1:HEADER], "big")
@@ -162,14 +174,20 @@ class AttachPoint:
                 self._flush(client)
 
     def close(self) -> None:
-        """The container is gone: send what is queued (briefly), close every client and the socket."""
-        for client in list(self.clients.values()):
+        """The container is gone: send every client what is queued (briefly) and end its output,
+        then read what the clients still send until each has closed (at most LINGER seconds: see
+        the module comment) and close them and the socket."""
+        clients = list(self.clients.values())
+        for client in clients:
             client.sock.setblocking(True)
             client.sock.settimeout(1.0)
             try:
                 client.sock.sendall(client.outbox)
+                client.sock.shutdown(socket.SHUT_WR)
             except OSError:
                 pass
+        linger([c.sock for c in clients], LINGER)
+        for client in clients:
             self._drop(client)
         self.listener.close()
         if self.stdin_fd is not None and not self.tty:
@@ -228,14 +246,33 @@ class AttachPoint:
                 self._drop(client)
                 return
             del client.outbox[:sent]
-        if client.closing:
-            self._drop(client)
+        if client.closing and not client.shut:
+            client.shut = True
+            try:
+                client.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                self._drop(client)
 
     def _drop(self, client: Client) -> None:
         fd = client.sock.fileno()
         if fd >= 0:
             self.clients.pop(fd, None)
         client.sock.close()
+
+
+def linger(socks: list[socket.socket], seconds: float) -> None:
+    """Read and drop what these sockets receive until each has been closed by its peer, or `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    waiting = [s for s in socks if s.fileno() >= 0]
+    while waiting and (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select(waiting, [], [], left)
+        for s in ready:
+            try:
+                data = s.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                waiting.remove(s)
 
 
 def resize(fd: int, width: int, height: int) -> None:

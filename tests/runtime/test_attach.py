@@ -13,6 +13,7 @@ import marshal
 import os
 import re
 import select
+import socket
 import subprocess
 import sys
 import time
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from kubelet.shim_attach import CLOSE, HELLO, STDIN, STDOUT, frame, short_path
 from kubelet.streaming import parse_resize
 from tests.runtime.test_exec import Secure, secure  # noqa: F401  (the module's cluster)
 from tests.support.component import wait_for
@@ -224,6 +226,43 @@ def test_a_shim_that_cannot_make_the_attach_point_fails_the_start_visibly(tmp_pa
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z stderr F " + re.escape(said) + "\n", log), log
     assert not started.exists() and not (directory / "pid.json").exists()  # the container never ran
     assert sorted(p.name for p in directory.iterdir()) == ["attach.sock", "exit.json", "log", "spec.marshal"]
+
+
+def test_the_shim_ends_a_clients_output_but_reads_on_until_the_client_closes(tmp_path: Path) -> None:
+    """kubelet/shim_attach.py: when the container exits, an attached client gets the output and
+    then the end of it, and may still send (the kubelet passes on kubectl's "end of stdin" whenever it
+    comes). A shim that closed the socket instead made the kubelet's late write fail and reset the
+    connection, and the kubelet lost the container's last output: `kubectl run -i` printed nothing."""
+    directory = tmp_path / "run"
+    directory.mkdir()
+    spec = {"argv": ["/bin/sh", "-c", "read x; echo hi-$x"], "env": {"PATH": "/usr/bin:/bin"},
+            "stdin": True, "stdin_once": True}  # fmt: skip
+    (directory / "spec.marshal").write_bytes(marshal.dumps(spec))
+    repo = Path(__file__).resolve().parents[2]
+    shim = subprocess.Popen([sys.executable, "-S", "-m", "kubelet.shim", str(directory)], cwd="/",
+                            env={"PYTHONPATH": str(repo)}, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        wait_for(lambda: (directory / "attach.sock").exists(), what="the attach point")
+        fd, path = short_path(str(directory))
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            client.connect(path)
+        finally:
+            os.close(fd)
+        client.settimeout(30)
+        client.sendall(frame(HELLO, b"1") + frame(STDIN, b"there\n"))
+        received = b""
+        while chunk := client.recv(65536):  # until the shim ends our output: the container exited
+            received += chunk
+        assert received == frame(STDOUT, b"hi-there\n")
+        client.sendall(frame(CLOSE, b""))  # late, as kubectl's can be: the shim still reads (LINGER)
+        client.close()
+        assert shim.wait(30) == 0
+        assert json.loads((directory / "exit.json").read_text())["exitCode"] == 0
+    finally:
+        if shim.poll() is None:
+            shim.kill()
+            shim.wait()
 
 
 def test_attach_errors_as_kubernetes_words_them(secure: Secure) -> None:  # noqa: F811
