@@ -12,16 +12,24 @@ every `--resource-quota-sync-period` (5 m) for all quotas, which also corrects a
 create that then failed to be stored.
 
 Creates are never counted here first: admission charged the quota before the object was stored,
-so reacting to creates would only race with it.
+so reacting to creates would only race with it. For the same reason a recount lowers `used` only
+once the quota has been left alone for CHARGE_SETTLE seconds: a create admission has just charged
+may not be stored yet, or not yet be in this controller's informers (they trail the API server,
+under load by a second or more), and a recount that wrote the lower count then would hand the
+same room out twice (a burst of 20 creates against `pods: 5` ending with 8 pods). Until then the
+recount keeps what admission charged and looks again when the quota has settled. (Kubernetes'
+controller recounts from its informers too; with its five-minute resync the race is rare there.)
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from api import errors, quota
 from api.quantity import Quantity, format_resource_list, parse_resource_list
+from client.informer import meta_namespace_key
 from controller_manager.controller import Controller
 
 Obj = dict[str, Any]
@@ -30,6 +38,7 @@ Obj = dict[str, Any]
 COUNTED = ("pods", "services", "configmaps", "secrets", "persistentvolumeclaims", "replicationcontrollers",
            "resourcequotas", "deployments.apps", "replicasets.apps", "statefulsets.apps", "daemonsets.apps",
            "jobs.batch", "cronjobs.batch")
+CHARGE_SETTLE = 2.0  # seconds a quota must go unchanged (uncharged) before a recount may lower its `used`
 
 
 class ResourceQuotaController(Controller):
@@ -39,13 +48,22 @@ class ResourceQuotaController(Controller):
     def setup(self) -> None:
         informers = self.ctx.informers
         self.quotas = informers.informer_for("resourcequotas")
-        self.quotas.add_event_handler(self.enqueue, self._quota_updated)
+        self.quotas.add_event_handler(self._quota_added, self._quota_updated, self._quota_deleted)
+        self.changed_at: dict[str, float] = {}  # quota key → when this controller last saw it change
         self.counted = {key: informers.informer_for(key) for key in COUNTED}
         for key, informer in self.counted.items():
             on_update = self._pod_updated if key == "pods" else None
             informer.add_event_handler(None, on_update, self._released)
 
+    def _quota_added(self, q: Obj) -> None:
+        self.changed_at[meta_namespace_key(q)] = time.monotonic()
+        self.enqueue(q)
+
+    def _quota_deleted(self, q: Obj) -> None:
+        self.changed_at.pop(meta_namespace_key(q), None)
+
     def _quota_updated(self, old: Obj, new: Obj) -> None:
+        self.changed_at[meta_namespace_key(new)] = time.monotonic()  # a charge, too
         if (old.get("spec") or {}) != (new.get("spec") or {}) or (new.get("status") or {}).get("hard") != (
             (new.get("spec") or {}).get("hard")
         ):
@@ -84,8 +102,15 @@ class ResourceQuotaController(Controller):
         hard = (q.get("spec") or {}).get("hard") or {}
         status = q.get("status") or {}
         used = self.used(q)
+        recorded = parse_resource_list(status.get("used"))
+        lower = [r for r, amount in used.items() if r in recorded and amount < recorded[r]]
+        if lower:
+            settled_in = CHARGE_SETTLE - (time.monotonic() - self.changed_at.get(key, float("-inf")))
+            if settled_in > 0:  # it was just charged: keep the charges until it settles (module comment)
+                used.update((r, recorded[r]) for r in lower)
+                self.enqueue_after(key, settled_in)
         same_hard = parse_resource_list(status.get("hard")) == parse_resource_list(hard)
-        if same_hard and parse_resource_list(status.get("used")) == used:
+        if same_hard and recorded == used:
             return
         body = {**q, "status": {"hard": dict(hard), "used": format_resource_list(used)}}
         try:
