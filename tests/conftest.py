@@ -19,6 +19,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.etcd import etcd_server  # noqa: F401  (one etcd per worker, for every directory)
+
 LONGEST_FIRST = [
     "tests/labs/test_labs.py",  # [~200] the tour and ten labs on one simulated cluster
     "tests/cluster/test_docker_engine.py",  # [~125] images built offline, compose up, a node failure

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from tests.support.apiserver import APIServerProcess
-from tests.support.etcd import EtcdProcess, etcd_process, etcd_server  # noqa: F401  (fixtures)
+from tests.support.etcd import EtcdProcess, etcd_process  # noqa: F401  (fixtures)
 from tests.support.fixtures import new_namespace, server_for_backend
 
 

@@ -25,7 +25,6 @@ import httpx
 import pytest
 
 from tests.support.apiserver import APIServerProcess
-from tests.support.etcd import etcd_server  # noqa: F401  (fixture)
 from tests.support.fixtures import new_namespace, server_for_backend
 from tests.support.kubectl import kubectl_binary
 

@@ -21,7 +21,6 @@ from tests.controller_manager_infra.helpers import Cluster
 from tests.support import fixtures
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import wait_for
-from tests.support.etcd import etcd_server  # noqa: F401  (fixture)
 
 Obj = dict[str, Any]
 MIRRORED = "endpointslice.kubernetes.io/managed-by=endpointslicemirroring-controller.k8s.io"

@@ -18,7 +18,6 @@ from tests.controller_manager_infra.helpers import Cluster
 from tests.support import fixtures
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import ComponentProcess, wait_for
-from tests.support.etcd import etcd_server  # noqa: F401  (fixture)
 
 FINALIZER = "service.kubernetes.io/load-balancer-cleanup"
 

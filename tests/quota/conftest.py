@@ -10,7 +10,6 @@ import pytest
 from tests.support import fixtures
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import ComponentProcess, free_port
-from tests.support.etcd import etcd_server  # noqa: F401  (fixture)
 from tests.support.fixtures import new_namespace
 
 apiserver = fixtures.apiserver_per_backend

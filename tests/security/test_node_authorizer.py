@@ -22,7 +22,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from tests.security.conftest import ISSUER
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import free_port, wait_for
-from tests.support.etcd import etcd_server  # noqa: F401  (fixture)
 from tests.support.fixtures import new_namespace
 from tests.support.pki import CA, Pair
 

@@ -4,7 +4,6 @@ from tests.support.etcd import (  # noqa: F401
     etcd_cluster,
     etcd_key_prefix,
     etcd_process,
-    etcd_server,
     etcd_storage,
     etcd_storage_factory,
 )

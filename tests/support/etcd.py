@@ -7,8 +7,9 @@ server). Only the real binary proves that. Debian ships it as `etcd-server` (etc
 `EtcdProcess` can be stopped (SIGTERM), killed (SIGKILL) and started again on the *same* data
 dir and ports, which is what the restart tests need: the revision counter must survive.
 
-Fixtures (import them into a conftest.py to use them):
+Fixtures (import them into a conftest.py to use them; tests/conftest.py imports `etcd_server` for all):
 - `etcd_server`  — one etcd for the whole session (cheap to share: tests use fresh key prefixes);
+  imported once at the root, since each conftest that imports a session fixture gets its own;
 - `etcd_process` — a private etcd for one test, for tests that kill or restart it;
 - `etcd_cluster` — a private three-member etcd cluster (`EtcdCluster`) for failover tests;
 - `etcd_storage` — a connected `EtcdStorage` on the shared etcd under a fresh key prefix;

@@ -33,7 +33,7 @@ def api(apiserver: APIServerProcess) -> Iterator[httpx.Client]:
 @pytest.fixture(scope="module", params=["sqlite", "etcd"])
 def apiserver_per_backend(request: pytest.FixtureRequest) -> Iterator[APIServerProcess]:
     """The module's tests run twice, against one API server per storage backend. Use it as
-    `apiserver = fixtures.apiserver_per_backend` in a conftest that also imports `etcd_server`."""
+    `apiserver = fixtures.apiserver_per_backend` in a conftest (the etcd is tests/conftest.py's)."""
     server = server_for_backend(request, request.param)
     try:
         yield server
