@@ -30,9 +30,19 @@ def free_port() -> int:
     return _free_port()
 
 
-def wait_for(condition: Callable[[], T], *, timeout: float = 20.0, interval: float = 0.05, what: str = "") -> T:
-    """Poll `condition` until it returns something truthy (returned) or the deadline passes."""
+FIRST_POLL, LAST_POLL = 0.05, 0.3  # wait_for's back-off
+
+
+def wait_for(condition: Callable[[], T], *, timeout: float = 20.0, interval: float | None = None,
+             what: str = "") -> T:  # fmt: skip
+    """Poll `condition` until it returns something truthy (returned) or the deadline passes.
+
+    Without an `interval` the polls start 50 ms apart and back off (x1.5) to one every 0.3 s:
+    a condition that holds soon is seen at once, and a long wait does not spend the CPU the
+    components it waits for need (most conditions are an HTTP request or a kubectl run, and a
+    `make test` of three workers on two cores has no CPU to spare). An explicit `interval` is kept."""
     deadline = time.monotonic() + timeout
+    pause = interval if interval is not None else FIRST_POLL
     last: object = None
     while True:
         try:
@@ -43,7 +53,9 @@ def wait_for(condition: Callable[[], T], *, timeout: float = 20.0, interval: flo
             return last  # type: ignore[return-value]
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what or condition}: last={last!r}")
-        time.sleep(interval)
+        time.sleep(pause)
+        if interval is None:
+            pause = min(pause * 1.5, LAST_POLL)
 
 
 class ComponentProcess:
