@@ -177,19 +177,22 @@ class AttachPoint:
         """The container is gone: send every client what is queued (briefly) and end its output,
         then read what the clients still send until each has closed (at most LINGER seconds: see
         the module comment) and close them and the socket."""
+        self.listener.close()  # a kubelet attaching from now on is refused and waits for the exit (attach.py)
         clients = list(self.clients.values())
         for client in clients:
             client.sock.setblocking(True)
             client.sock.settimeout(1.0)
             try:
                 client.sock.sendall(client.outbox)
-                client.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            try:
+                client.sock.shutdown(socket.SHUT_WR)  # even after a partial send: the client sees an end
             except OSError:
                 pass
         linger([c.sock for c in clients], LINGER)
         for client in clients:
             self._drop(client)
-        self.listener.close()
         if self.stdin_fd is not None and not self.tty:
             os.close(self.stdin_fd)  # the pty's master is the shim's output stream: shim.py closes it
         self.stdin_fd = None
