@@ -12,13 +12,16 @@ every `--resource-quota-sync-period` (5 m) for all quotas, which also corrects a
 create that then failed to be stored.
 
 Creates are never counted here first: admission charged the quota before the object was stored,
-so reacting to creates would only race with it. For the same reason a recount lowers `used` only
-once the quota has been left alone for CHARGE_SETTLE seconds: a create admission has just charged
-may not be stored yet, or not yet be in this controller's informers (they trail the API server,
-under load by a second or more), and a recount that wrote the lower count then would hand the
-same room out twice (a burst of 20 creates against `pods: 5` ending with 8 pods). Until then the
-recount keeps what admission charged and looks again when the quota has settled. (Kubernetes'
-controller recounts from its informers too; with its five-minute resync the race is rare there.)
+so reacting to creates would only race with it. For the same reason a recount never gives back
+what admission charged in the last CHARGE_SETTLE seconds: a create just charged may not be stored
+yet, or not yet be in this controller's informers (they trail the API server, under load by a
+second or more), and a recount that wrote the lower count then would hand the same room out twice
+(a burst of 20 creates against `pods: 5` ending with 8 pods). So the charges seen in that window
+(increases of `status.used` by anyone but this recount) stay counted on top of the recount, and
+the quota is looked at again once they are older: room given back by a release (a deleted or
+finished pod) shows at once less what was charged in that window, and in full at most
+CHARGE_SETTLE seconds later. (Kubernetes' controller recounts from its informers too; with its
+five-minute resync the race is rare there.)
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ Obj = dict[str, Any]
 COUNTED = ("pods", "services", "configmaps", "secrets", "persistentvolumeclaims", "replicationcontrollers",
            "resourcequotas", "deployments.apps", "replicasets.apps", "statefulsets.apps", "daemonsets.apps",
            "jobs.batch", "cronjobs.batch")
-CHARGE_SETTLE = 2.0  # seconds a quota must go unchanged (uncharged) before a recount may lower its `used`
+CHARGE_SETTLE = 2.0  # seconds a charge of `status.used` stays counted whatever a recount finds
 
 
 class ResourceQuotaController(Controller):
@@ -49,21 +52,25 @@ class ResourceQuotaController(Controller):
         informers = self.ctx.informers
         self.quotas = informers.informer_for("resourcequotas")
         self.quotas.add_event_handler(self._quota_added, self._quota_updated, self._quota_deleted)
-        self.changed_at: dict[str, float] = {}  # quota key → when this controller last saw it change
+        self.charges: dict[str, list[tuple[float, dict[str, Quantity]]]] = {}  # quota key → (seen at, increase)
         self.counted = {key: informers.informer_for(key) for key in COUNTED}
         for key, informer in self.counted.items():
             on_update = self._pod_updated if key == "pods" else None
             informer.add_event_handler(None, on_update, self._released)
 
     def _quota_added(self, q: Obj) -> None:
-        self.changed_at[meta_namespace_key(q)] = time.monotonic()
+        self.charges.pop(meta_namespace_key(q), None)
         self.enqueue(q)
 
     def _quota_deleted(self, q: Obj) -> None:
-        self.changed_at.pop(meta_namespace_key(q), None)
+        self.charges.pop(meta_namespace_key(q), None)
 
     def _quota_updated(self, old: Obj, new: Obj) -> None:
-        self.changed_at[meta_namespace_key(new)] = time.monotonic()  # a charge, too
+        before = parse_resource_list((old.get("status") or {}).get("used"))
+        after = parse_resource_list((new.get("status") or {}).get("used"))
+        increase = {r: q - before[r] if r in before else q for r, q in after.items() if q > before.get(r, Quantity(0))}
+        if increase:  # a charge (admission), or a recount that found more
+            self.charges.setdefault(meta_namespace_key(new), []).append((time.monotonic(), increase))
         if (old.get("spec") or {}) != (new.get("spec") or {}) or (new.get("status") or {}).get("hard") != (
             (new.get("spec") or {}).get("hard")
         ):
@@ -95,6 +102,21 @@ class ResourceQuotaController(Controller):
                         total[r] = total[r] + amount
         return total
 
+    def _recent_charges(self, key: str) -> tuple[dict[str, Quantity], float]:
+        """The increases of the quota's `used` seen in the last CHARGE_SETTLE seconds, summed by
+        resource, and how long until the oldest of them is older than that."""
+        now = time.monotonic()
+        kept = [(at, inc) for at, inc in self.charges.get(key, ()) if now - at < CHARGE_SETTLE]
+        if not kept:
+            self.charges.pop(key, None)
+            return {}, 0.0
+        self.charges[key] = kept
+        total: dict[str, Quantity] = {}
+        for _, inc in kept:
+            for r, amount in inc.items():
+                total[r] = total[r] + amount if r in total else amount
+        return total, kept[0][0] + CHARGE_SETTLE - now
+
     async def reconcile(self, key: str) -> None:
         q = self.quotas.get(key)
         if q is None or q["metadata"].get("deletionTimestamp"):
@@ -103,12 +125,14 @@ class ResourceQuotaController(Controller):
         status = q.get("status") or {}
         used = self.used(q)
         recorded = parse_resource_list(status.get("used"))
-        lower = [r for r, amount in used.items() if r in recorded and amount < recorded[r]]
-        if lower:
-            settled_in = CHARGE_SETTLE - (time.monotonic() - self.changed_at.get(key, float("-inf")))
-            if settled_in > 0:  # it was just charged: keep the charges until it settles (module comment)
-                used.update((r, recorded[r]) for r in lower)
-                self.enqueue_after(key, settled_in)
+        recent, settles_in = self._recent_charges(key)
+        held = False
+        for r, amount in list(used.items()):
+            if r in recent and r in recorded and amount < recorded[r]:  # keep what was just charged
+                used[r] = min(recorded[r], amount + recent[r])
+                held = True
+        if held:
+            self.enqueue_after(key, settles_in)
         same_hard = parse_resource_list(status.get("hard")) == parse_resource_list(hard)
         if same_hard and recorded == used:
             return
