@@ -158,7 +158,7 @@ def test_under_load_it_scales_up_at_once_and_back_down_only_after_the_stabilizat
     c.patch(f"/api/v1/namespaces/{ns}/services/web", {"metadata": {"annotations": {CPU_LOAD: None}}})
     unloaded = time.monotonic()
     wait_for(lambda: (condition(c.hpa(ns, "web"), "AbleToScale") or ("", ""))[1] == "ScaleDownStabilized",
-             timeout=20, what="AbleToScale ScaleDownStabilized")  # fmt: skip
+             timeout=20, interval=0.1, what="AbleToScale ScaleDownStabilized")  # fmt: skip  (a 2 s window)
     assert spec_replicas(c, ns, "web") == 4
     wait_for(lambda: spec_replicas(c, ns, "web") == 1, timeout=30, what="scaled down to 1")
     # the window counts from the HPA's last recommendation of 4, which may come from the sync just

@@ -61,7 +61,7 @@ def test_sigkill_mid_rollout_then_restart_completes_without_extra_pods(
         resp = api.patch(f"{DEPLOY}/crash", json=op, headers={"Content-Type": "application/json-patch+json"})
         resp.raise_for_status()
         wait_for(lambda: 1 <= get(api, f"{DEPLOY}/crash")["status"].get("updatedReplicas", 0) < 6,
-                 timeout=30, what="the rollout under way")  # fmt: skip
+                 timeout=30, interval=0.05, what="the rollout under way")  # fmt: skip  (a passing state)
         first.kill()
         second = start_manager()
         try:

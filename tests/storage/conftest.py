@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import inspect
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -146,16 +146,6 @@ async def make_harness(name: str, tmp_path: Path) -> Harness:
     raise ValueError(name)
 
 
-@pytest.fixture(scope="session")
-def shared_etcd() -> Iterator[Any]:
-    """One etcd for the tests that only need *a* store (each gets its own key prefix)."""
-    process = start_etcd()
-    try:
-        yield process
-    finally:
-        process.cleanup()
-
-
 @pytest.fixture(params=BACKENDS)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Storage]:
     """A fresh, empty store: a new SQLite directory, or a fresh key prefix on a shared etcd.
@@ -171,7 +161,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     else:
         from apiserver.storage.etcd import EtcdStorage
 
-        etcd = request.getfixturevalue("shared_etcd")
+        etcd = request.getfixturevalue("etcd_server")  # the worker's (tests/conftest.py)
         opened = await EtcdStorage.connect(etcd.url, prefix=f"/t-{uuid.uuid4().hex[:12]}")
     try:
         yield opened
