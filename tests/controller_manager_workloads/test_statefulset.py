@@ -99,6 +99,13 @@ def pod_events(api: httpx.Client, ns: str, uid: str) -> list[str]:
     return [e["message"] for e in items if " Pod " in e["message"] and "Claim" not in e["message"]]
 
 
+def pod_events_of(api: httpx.Client, ns: str, uid: str, verb: str, count: int) -> list[str]:
+    """The controller's `verb` messages once there are `count` of them: its events are written
+    after the pods they tell of, so they can trail what the pods already show."""
+    return wait_for(lambda: len(m := [e for e in pod_events(api, ns, uid) if e.startswith(verb)]) >= count and m,
+                    what=f"{count} {verb} events")  # fmt: skip
+
+
 def create_web(api: httpx.Client, ns: str, **spec: Any) -> Obj:
     assert api.post(f"/api/v1/namespaces/{ns}/services", json=HEADLESS).status_code == 201
     body = copy.deepcopy(WEB)
@@ -112,7 +119,7 @@ def test_ordered_creation_stable_identity_and_claims(sts_cluster: ComponentProce
     ns = new_namespace(api, "sts")
     uid = create_web(api, ns)["metadata"]["uid"]
     wait_running(api, ns, lambda r: sorted(r) == ["web-0", "web-1", "web-2"], "web-0, web-1, web-2")
-    created = [m for m in pod_events(api, ns, uid) if m.startswith("create")]
+    created = pod_events_of(api, ns, uid, "create", 3)
     assert created == [f"create Pod web-{i} in StatefulSet web successful" for i in range(3)]
     web1 = pods(api, ns)["web-1"]
     assert (web1["spec"]["hostname"], web1["spec"]["subdomain"]) == ("web-1", "nginx")
@@ -125,7 +132,7 @@ def test_ordered_creation_stable_identity_and_claims(sts_cluster: ComponentProce
     # Scale down: highest ordinal first; the claims stay for when the pods come back.
     api.patch(sts_path(ns, "web"), content=json.dumps({"spec": {"replicas": 1}}), headers=MERGE)
     wait_running(api, ns, lambda r: sorted(r) == ["web-0"], "only web-0 left")
-    deleted = [m for m in pod_events(api, ns, uid) if m.startswith("delete")]
+    deleted = pod_events_of(api, ns, uid, "delete", 2)
     assert deleted == [f"delete Pod web-{i} in StatefulSet web successful" for i in (2, 1)]
     claims = api.get(f"/api/v1/namespaces/{ns}/persistentvolumeclaims").json()["items"]
     assert len(claims) == 3
