@@ -204,19 +204,24 @@ def test_a_resize_message_is_read_the_same_for_exec_and_attach() -> None:
         assert parse_resize(bad) is None, bad  # ignored: a terminal's size is two uint16
 
 
+def shim_run(tmp_path: Path, argv: list[str], **spec: Any) -> tuple[Path, list[str], dict[str, str]]:
+    """A run directory holding the spec of a container running `argv`, and the command line and
+    environment that start kubelet/shim.py on it outside any kubelet (as the process runtime does)."""
+    directory = tmp_path / "run"
+    directory.mkdir()
+    (directory / "spec.marshal").write_bytes(marshal.dumps({"argv": argv, "env": {"PATH": "/usr/bin:/bin"}, **spec}))
+    repo = Path(__file__).resolve().parents[2]
+    return directory, [sys.executable, "-S", "-m", "kubelet.shim", str(directory)], {"PYTHONPATH": str(repo)}
+
+
 @pytest.mark.parametrize("spec", [{"stdin": True}, {"stdin": True, "tty": True}], ids=["stdin", "tty"])
 def test_a_shim_that_cannot_make_the_attach_point_fails_the_start_visibly(tmp_path: Path, spec: dict[str, Any]) -> None:
     """kubelet/shim.py: no container start without its attach point; the log and exit.json say why
     (exit code 128, reason StartError: what the kubelet then reports for the container)."""
-    directory = tmp_path / "run"
-    directory.mkdir()
-    (directory / "attach.sock").mkdir()  # the name is taken: bind() fails (EADDRINUSE)
     started = tmp_path / "started"
-    argv = ["/bin/sh", "-c", f"touch {started}"]
-    (directory / "spec.marshal").write_bytes(marshal.dumps({"argv": argv, "env": {"PATH": "/usr/bin:/bin"}, **spec}))
-    repo = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-S", "-m", "kubelet.shim", str(directory)], capture_output=True,
-                          text=True, timeout=30, cwd="/", env={"PYTHONPATH": str(repo)})  # fmt: skip
+    directory, shim, env = shim_run(tmp_path, ["/bin/sh", "-c", f"touch {started}"], **spec)
+    (directory / "attach.sock").mkdir()  # the name is taken: bind() fails (EADDRINUSE)
+    done = subprocess.run(shim, capture_output=True, text=True, timeout=30, cwd="/", env=env)
     said = "failed to start container: cannot make its attach point (attach.sock): [Errno 98] Address already in use"
     assert done.stderr == said + "\n", done  # shim.log, where the kubelet sends the shim's stderr
     exit_doc = json.loads((directory / "exit.json").read_text())
@@ -233,14 +238,8 @@ def test_the_shim_ends_a_clients_output_but_reads_on_until_the_client_closes(tmp
     then the end of it, and may still send (the kubelet passes on kubectl's "end of stdin" whenever it
     comes). A shim that closed the socket instead made the kubelet's late write fail and reset the
     connection, and the kubelet lost the container's last output: `kubectl run -i` printed nothing."""
-    directory = tmp_path / "run"
-    directory.mkdir()
-    spec = {"argv": ["/bin/sh", "-c", "read x; echo hi-$x"], "env": {"PATH": "/usr/bin:/bin"},
-            "stdin": True, "stdin_once": True}  # fmt: skip
-    (directory / "spec.marshal").write_bytes(marshal.dumps(spec))
-    repo = Path(__file__).resolve().parents[2]
-    shim = subprocess.Popen([sys.executable, "-S", "-m", "kubelet.shim", str(directory)], cwd="/",
-                            env={"PYTHONPATH": str(repo)}, stderr=subprocess.PIPE)  # fmt: skip
+    directory, argv, env = shim_run(tmp_path, ["/bin/sh", "-c", "read x; echo hi-$x"], stdin=True, stdin_once=True)
+    shim = subprocess.Popen(argv, cwd="/", env=env, stderr=subprocess.PIPE)
     try:
         wait_for(lambda: (directory / "attach.sock").exists(), what="the attach point")
         fd, path = short_path(str(directory))
