@@ -266,7 +266,7 @@ class AttachPoint:
 def linger(socks: list[socket.socket], seconds: float) -> None:
     """Read and drop what these sockets receive until each has been closed by its peer, or `seconds` pass."""
     deadline = time.monotonic() + seconds
-    waiting = [s for s in socks if s.fileno() >= 0]
+    waiting = list(socks)
     while waiting and (left := deadline - time.monotonic()) > 0:
         ready, _, _ = select.select(waiting, [], [], left)
         for s in ready:

@@ -68,7 +68,7 @@ class ResourceQuotaController(Controller):
     def _quota_updated(self, old: Obj, new: Obj) -> None:
         before = parse_resource_list((old.get("status") or {}).get("used"))
         after = parse_resource_list((new.get("status") or {}).get("used"))
-        increase = {r: q - before[r] if r in before else q for r, q in after.items() if q > before.get(r, Quantity(0))}
+        increase = {r: q - was for r, q in after.items() if q > (was := before.get(r, Quantity(0)))}
         if increase:  # a charge (admission), or a recount that found more
             self.charges.setdefault(meta_namespace_key(new), []).append((time.monotonic(), increase))
         if (old.get("spec") or {}) != (new.get("spec") or {}) or (new.get("status") or {}).get("hard") != (
