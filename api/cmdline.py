@@ -26,7 +26,7 @@ from typing import Annotated, Any
 import typer
 import typer.main
 
-from api import klog
+from api import gcfreeze, klog
 
 log = logging.getLogger("cmdline")
 
@@ -150,7 +150,8 @@ def build(app: typer.Typer, program: str) -> Any:
     """The click command of a single-command typer app, with the logging flags added.
 
     A `verbosity` parameter the function declares itself (`-v/--v`) gives way to klog's `-v` and
-    still receives its value. Logging is configured before the function runs.
+    still receives its value. Logging is configured, and api/gcfreeze.py's policy installed,
+    before the function runs.
     """
     # Plain click help, not typer's rich boxes: at 80 columns the boxes cut long flag names
     # (`--node-monitor-grace-p…`), and those are the flags the labs tell a student to use.
@@ -182,6 +183,7 @@ def build(app: typer.Typer, program: str) -> Any:
                               "stderrthreshold": settings.stderrthreshold})  # fmt: skip
         if "verbosity" in own:
             kwargs["verbosity"] = settings.verbosity
+        gcfreeze.install()
         return inner(**kwargs)
 
     command.callback = callback

@@ -1,0 +1,66 @@
+"""Full garbage collections that do not stop a component for long as its cache grows.
+
+Why this exists: the API server's watch cache and every component's informers keep each stored
+object as a tree of dicts and lists for as long as the object exists. CPython's cyclic garbage
+collector visits every such container in a full (generation 2) collection, and it runs one
+whenever a quarter more objects have survived since the last. Nothing else runs meanwhile: with
+16,000 pods cached a full collection held the API server's event loop for 0.4 s (bench/gcpause.py),
+and every request, watch event and node Lease renewal waited; at 100,000 objects it is seconds.
+Kubernetes, written in Go, has a collector that runs beside the program and does not show this.
+
+What we do about it: after each full collection, everything that survived it is moved out of the
+collector's sight (`gc.freeze()`): the next full collection looks only at what has survived since,
+so its pause stays short however large the cache is. Frozen objects are still freed the moment
+nothing refers to them (reference counting does that, and the cached objects are plain trees); what
+the collector can no longer free is a frozen object that later becomes part of an unreachable
+*cycle*. So when the frozen set has doubled since everything was last examined, it is thawed and
+the next full collection examines everything once more. That bounds what such cycles can hold to
+about the size of the live heap, and costs one long pause per doubling instead of one per quarter.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+# Below this many frozen objects a thaw is never worth it: a started component's own modules,
+# classes and schemas are already a few hundred thousand objects that live as long as it does.
+MIN_THAW_AT = 500_000
+
+
+class FreezeSurvivors:
+    """Installed once per process (`install()`), as a gc callback."""
+
+    def __init__(self) -> None:
+        self.examined = 0  # objects frozen after the last collection that examined everything
+        self.thawed = False  # the next full collection examines everything
+        self.freezes = 0
+        self.thaws = 0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase != "stop" or info["generation"] != 2:
+            return
+        gc.freeze()
+        self.freezes += 1
+        frozen = gc.get_freeze_count()
+        if self.thawed or not self.examined:
+            self.examined, self.thawed = frozen, False
+        elif frozen > max(2 * self.examined, MIN_THAW_AT):
+            gc.unfreeze()  # back into the oldest generation: the next full collection sees it all
+            self.thawed = True
+            self.thaws += 1
+
+    def uninstall(self) -> None:
+        if self in gc.callbacks:
+            gc.callbacks.remove(self)
+        gc.unfreeze()
+
+
+def install() -> FreezeSurvivors:
+    """Keep full collections short in this process from now on (idempotent)."""
+    for callback in gc.callbacks:
+        if isinstance(callback, FreezeSurvivors):
+            return callback
+    policy = FreezeSurvivors()
+    gc.callbacks.append(policy)
+    return policy

@@ -1,0 +1,73 @@
+"""api/gcfreeze.py: what survives a full collection is frozen; frozen objects still die by reference
+counting; a frozen cycle is freed after the thaw that doubling the frozen set brings.
+
+Runs in the test process itself (the policy is a gc callback of the process it is installed in);
+the fixture removes it and unfreezes everything, so other tests see the collector as it was."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+
+import pytest
+
+from api import gcfreeze
+
+
+class Node:
+    def __init__(self) -> None:
+        self.me: Node | None = None
+
+
+@pytest.fixture
+def policy() -> Iterator[gcfreeze.FreezeSurvivors]:
+    installed = gcfreeze.install()
+    try:
+        yield installed
+    finally:
+        installed.uninstall()
+    assert installed not in gc.callbacks
+
+
+def test_install_is_once_per_process(policy: gcfreeze.FreezeSurvivors) -> None:
+    assert gcfreeze.install() is policy
+    assert sum(isinstance(c, gcfreeze.FreezeSurvivors) for c in gc.callbacks) == 1
+
+
+def test_survivors_of_a_full_collection_are_frozen_and_still_freed_by_reference_counting(
+    policy: gcfreeze.FreezeSurvivors,
+) -> None:
+    cache = [{"metadata": {"name": f"p-{i}"}} for i in range(20_000)]  # like a watch cache's objects
+    gc.collect()
+    assert policy.freezes == 1
+    assert gc.get_freeze_count() >= len(cache)
+    before = gc.get_freeze_count()
+    node = Node()  # no cycle: reference counting alone frees it
+    gc.collect()
+    gone = weakref.ref(node)
+    del node
+    assert gone() is None
+    del cache
+    assert gc.get_freeze_count() < before  # the frozen dicts went as the list holding them did
+
+
+def test_a_frozen_cycle_is_freed_after_the_thaw(
+    policy: gcfreeze.FreezeSurvivors, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cycle = Node()
+    cycle.me = cycle
+    gone = weakref.ref(cycle)
+    gc.collect()  # the first full collection: everything alive is frozen, the cycle with it
+    del cycle
+    gc.collect()
+    assert gone() is not None, "a frozen cycle is not collected (what the thaw is for)"
+    assert policy.thaws == 0
+
+    monkeypatch.setattr(gcfreeze, "MIN_THAW_AT", 0)
+    policy.examined = 1  # as if the frozen set had more than doubled since everything was examined
+    gc.collect()
+    assert policy.thaws == 1 and policy.thawed
+    gc.collect()  # this full collection examines everything
+    assert gone() is None
+    assert not policy.thawed  # and the bound starts again from what that collection froze
