@@ -6,18 +6,24 @@ an Authorization header.
     user:    client-certificate(-data) + client-key(-data)         → x509 authentication
              token / tokenFile                                     → "Authorization: Bearer <token>"
 
-The `-data` forms are base64 PEM inside the file; Python's ssl module loads a certificate chain
-only from files, so those are written to a private temporary directory first (removed at exit).
+The `-data` forms (base64 PEM inside the file) stay in memory. Python's ssl module loads a
+certificate chain only from a path, so `ssl_context()` hands it an anonymous in-memory file
+(Linux's memfd, read through /proc/self/fd) for the length of that one call. They used to be
+written to a private temporary directory removed at exit; a component that is SIGKILLed never
+runs its exit handlers, so its private key stayed in /tmp. A memfd is never on any disk and is
+gone when it is closed, or when the process dies, however it dies. Where there is no memfd (not
+Linux) the PEM goes to a private (0700) temporary directory that lives only for the same call.
 """
 
 from __future__ import annotations
 
-import atexit
 import base64
-import shutil
+import os
 import ssl
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,31 +36,45 @@ class Credentials:
     cert_file: str = ""
     key_file: str = ""
     token: str = ""
+    cert_data: bytes = b""  # PEM, from client-certificate-data (used instead of cert_file when both are set)
+    key_data: bytes = field(default=b"", repr=False)  # PEM, from client-key-data (the same); never in a repr
 
     def ssl_context(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(cafile=self.ca_file or None, cadata=self.ca_data or None)
         if self.insecure:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
-        if self.cert_file:
-            ctx.load_cert_chain(self.cert_file, self.key_file or None)
+        if self.cert_file or self.cert_data:
+            with _path_of(self.cert_data, self.cert_file) as cert, _path_of(self.key_data, self.key_file) as key:
+                ctx.load_cert_chain(cert, key or None)
         return ctx
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
+    def with_token(self, token: str) -> Credentials:
+        """The same server trust, authenticating with `token` instead of any client certificate."""
+        return replace(self, token=token, cert_file="", key_file="", cert_data=b"", key_data=b"")
 
-_TEMP: list[str] = []
 
-
-def _data_file(b64: str, suffix: str) -> str:
-    if not _TEMP:
-        _TEMP.append(tempfile.mkdtemp(prefix="mini-k8s-creds-"))
-        atexit.register(shutil.rmtree, _TEMP[0], True)
-    path = Path(_TEMP[0]) / f"{len(list(Path(_TEMP[0]).iterdir()))}{suffix}"
-    path.write_bytes(base64.b64decode(b64))
-    path.chmod(0o600)
-    return str(path)
+@contextmanager
+def _path_of(pem: bytes, path: str) -> Iterator[str]:
+    """`path`, or when the PEM is in memory a path that reads it, valid until the block ends."""
+    if not pem:
+        yield path
+    elif hasattr(os, "memfd_create"):
+        fd = os.memfd_create("mini-k8s-credentials", os.MFD_CLOEXEC)
+        try:
+            with open(fd, "wb", closefd=False) as f:
+                f.write(pem)
+            yield f"/proc/self/fd/{fd}"
+        finally:
+            os.close(fd)
+    else:
+        with tempfile.TemporaryDirectory(prefix="mini-k8s-creds-") as private:  # created 0700
+            file = Path(private) / "credential.pem"
+            file.write_bytes(pem)
+            yield str(file)
 
 
 def from_kubeconfig(cluster: dict[str, Any], user: dict[str, Any], base: Path | None) -> Credentials:
@@ -66,15 +86,13 @@ def from_kubeconfig(cluster: dict[str, Any], user: dict[str, Any], base: Path | 
     if not token and user.get("tokenFile"):
         token = Path(path(str(user["tokenFile"]))).read_text().strip()
     cert = path(str(user["client-certificate"])) if user.get("client-certificate") else ""
-    if user.get("client-certificate-data"):
-        cert = _data_file(str(user["client-certificate-data"]), ".crt")
     key = path(str(user["client-key"])) if user.get("client-key") else ""
-    if user.get("client-key-data"):
-        key = _data_file(str(user["client-key-data"]), ".key")
+    cert_data = base64.b64decode(str(user.get("client-certificate-data") or ""))
+    key_data = base64.b64decode(str(user.get("client-key-data") or ""))
     ca_data = cluster.get("certificate-authority-data")
     return Credentials(
         ca_file=path(str(cluster["certificate-authority"])) if cluster.get("certificate-authority") else "",
         ca_data=base64.b64decode(str(ca_data)).decode() if ca_data else "",
         insecure=bool(cluster.get("insecure-skip-tls-verify")),
-        cert_file=cert, key_file=key, token=token,
+        cert_file=cert, key_file=key, cert_data=cert_data, key_data=key_data, token=token,
     )  # fmt: skip

@@ -18,7 +18,6 @@ does the token controller (api/controller_accounts.py OWN_CREDENTIALS), as in Ku
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 from typing import Any
@@ -48,7 +47,7 @@ class ServiceAccountClients:
         back-off) until the API server issues a token, as kube-controller-manager waits."""
         token, expires = await self._token_with_retries(account)
         # the kubeconfig's CA stays; its client certificate must not: the token is the identity
-        creds = dataclasses.replace(self.config.credentials, cert_file="", key_file="", token=token)
+        creds = self.config.credentials.with_token(token)
         sa_client = RESTClient(self.config.server, qps=self.qps, burst=self.burst, namespace=self.config.namespace,
                                user_agent=f"mini-controller-manager/{account}", credentials=creds)  # fmt: skip
         self._clients.append(sa_client)

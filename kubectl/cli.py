@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from api.errors import StatusError
@@ -69,7 +69,7 @@ def session() -> Session:
 def _credentials(from_config: Credentials) -> Credentials:
     if GLOBALS.token is None:
         return from_config
-    return replace(from_config, token=GLOBALS.token, cert_file="", key_file="")
+    return from_config.with_token(GLOBALS.token)
 
 
 def _impersonation() -> dict[str, str]:

@@ -32,6 +32,7 @@ import typer
 from api import cmdline
 from api.duration import parse_duration
 from client import SharedInformerFactory, new_client
+from client.credentials import Credentials
 from client.kubeconfig import client_config
 from metrics_server import server
 from metrics_server.scraper import Scraper, kubelet_tls
@@ -125,9 +126,10 @@ async def _serve(options: Options) -> None:
     nodes = factory.informer_for("nodes")
     pods = factory.informer_for("pods")
     storage = Storage(options.metric_resolution)
-    tls = kubelet_tls(options.kubelet_certificate_authority,
-                      options.kubelet_client_certificate or config.credentials.cert_file,
-                      options.kubelet_client_key or config.credentials.key_file)  # fmt: skip
+    presented = config.credentials  # upstream falls back to its API credentials' certificate
+    if options.kubelet_client_certificate:
+        presented = Credentials(cert_file=options.kubelet_client_certificate, key_file=options.kubelet_client_key)
+    tls = kubelet_tls(options.kubelet_certificate_authority, presented)
     scraper = Scraper(nodes, storage, options.metric_resolution, options.kubelet_request_timeout, tls)
     synced = False
     scraping: asyncio.Task[None] | None = None

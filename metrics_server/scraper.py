@@ -31,11 +31,13 @@ import asyncio
 import logging
 import ssl
 import time
+from dataclasses import replace
 from typing import Any
 
 import httpx
 
 from client import Informer
+from client.credentials import Credentials
 from metrics_server.decode import MetricsBatch, decode_batch
 from metrics_server.storage import Storage
 
@@ -45,14 +47,12 @@ ADDRESS_TYPES = ("InternalIP", "ExternalIP", "Hostname")
 DEFAULT_KUBELET_PORT = 10250
 
 
-def kubelet_tls(ca_file: str, cert_file: str, key_file: str) -> ssl.SSLContext | None:
-    """How to reach kubelets over HTTPS (see the module docstring); None: plain HTTP."""
+def kubelet_tls(ca_file: str, client: Credentials) -> ssl.SSLContext | None:
+    """How to reach kubelets over HTTPS (see the module docstring); None: plain HTTP. `client`
+    holds the certificate to present (a file, or PEM in memory from a kubeconfig's `-data`)."""
     if not ca_file:
         return None
-    context = ssl.create_default_context(cafile=ca_file)
-    if cert_file:
-        context.load_cert_chain(cert_file, key_file or None)
-    return context
+    return replace(client, ca_file=ca_file, ca_data="", insecure=False, token="").ssl_context()
 
 
 def kubelet_url(node: dict[str, Any], scheme: str = "http") -> str | None:

@@ -11,14 +11,30 @@ Each test also gets its own kubectl discovery cache. kubectl keys that cache by 
 and test servers listen on free ports that the next server may reuse: a cache that another test's
 server filled would make kubectl skip discovery, so what it prints (and which request fails first)
 would depend on which tests ran before on that worker.
+
+What touches the host is cleaned up, and `temp_dir_is_left_clean` lists what is left. In each test
+process (each pytest-xdist worker, or the one process without -n) the temp dir becomes a fresh
+directory of pytest's base temp dir for the session: for this process (`tempfile.tempdir`) and
+for the API servers and components the test-support wrappers start (their TMPDIR). Anything named
+`mini-k8s-*` still in it at the end was made by this session and not removed (a test's helper
+without a cleanup, or a component SIGKILLed before its exit handlers ran), and fails the run as an
+error in the teardown of the worker's last test. Looking in the private dir rather than comparing
+/tmp before and after counts only this session's leftovers: a `make up` cluster, a benchmark or
+another test run of the same user may be making and removing its own `mini-k8s-*` dirs in /tmp at
+the same time. (Programs run directly with subprocess, such as kubectl, keep the real TMPDIR.)
+The wrappers' own log and data dirs live beside it (tests/support/scratch.py): removed at the end
+of a passing session, kept after a failure, and the failure's report says where.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import shutil
+import tempfile
+from collections.abc import Generator, Iterator
 
 import pytest
 
+from tests.support import scratch
 from tests.support.etcd import etcd_server  # noqa: F401  (one etcd per worker, for every directory)
 
 LONGEST_FIRST = [
@@ -49,3 +65,25 @@ def module_kubectl_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
 @pytest.fixture(autouse=True)
 def own_kubectl_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBECACHEDIR", str(tmp_path_factory.mktemp("kubectl-cache")))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def temp_dir_is_left_clean(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    processes, temp = tmp_path_factory.mktemp("processes"), tmp_path_factory.mktemp("tmp")
+    scratch.use(processes)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "tempdir", str(temp))
+        yield
+    scratch.use(None)
+    if request.session.testsfailed == 0:
+        shutil.rmtree(processes, ignore_errors=True)
+    left = sorted(path.name for path in temp.glob("mini-k8s-*"))
+    assert not left, f"the tests left {len(left)} mini-k8s-* entries in their temp dir {temp}: {left}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport() -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.failed and scratch.root() is not None:
+        report.sections.append(("process logs", f"logs of the processes this test process started: {scratch.root()}"))
+    return report

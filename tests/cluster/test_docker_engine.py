@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,8 +57,8 @@ PKI_DIR = "/var/lib/mini-k8s/cluster"  # where docker-compose.yml mounts the `pk
 
 
 class Kubectl:
-    def __init__(self, kubeconfig: str) -> None:
-        self.home = Path(tempfile.mkdtemp(prefix="mk-docker-kubectl-"))
+    def __init__(self, kubeconfig: str, home: Path) -> None:
+        self.home = home  # its config holds the admin's private key: a tmp_path, which pytest removes
         (self.home / "config").write_text(kubeconfig)
         self.base = [kubectl_binary(), "--cache-dir", str(self.home / "cache")]
         self.env = {**os.environ, "KUBECONFIG": str(self.home / "config")}  # never the user's own config
@@ -91,7 +90,7 @@ def ask_dns(port: int, name: str) -> list[str]:
 
 @pytest.mark.timeout(1200)
 def test_compose_up_builds_offline_runs_the_seed_rc_and_the_node_failure_lab(
-    engine: dockerd.Dockerd, record_property: pytest.RecordProperty
+    engine: dockerd.Dockerd, record_property: pytest.RecordProperty, tmp_path: Path
 ) -> None:
     measures: dict[str, object] = {"storage_driver": engine.storage_driver}
     started = time.monotonic()
@@ -113,7 +112,7 @@ def test_compose_up_builds_offline_runs_the_seed_rc_and_the_node_failure_lab(
         # The one-shot `certs` made the CA, every certificate and kubeconfig, and admin.conf for the host.
         admin_conf = engine.compose("exec", "-T", "apiserver", "cat", f"{PKI_DIR}/admin.conf", env=env).stdout
         assert f"server: https://127.0.0.1:{api_port}" in admin_conf and "client-key-data" in admin_conf
-        kubectl = Kubectl(admin_conf)
+        kubectl = Kubectl(admin_conf, tmp_path)
 
         # Only HTTPS is published, and there is no plain port (--port=0) to leave unpublished.
         api_cid = engine.compose("ps", "-q", "apiserver", env=env).stdout.strip()

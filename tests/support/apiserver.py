@@ -12,13 +12,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
 import httpx
 
+from tests.support import scratch
 from tests.support.etcd import _die_with_parent, _free_port
 
 _READY_TIMEOUT = 20.0
@@ -28,7 +28,7 @@ class APIServerProcess:
     def __init__(self, *, etcd_url: str | None = None, args: list[str] | None = None) -> None:
         self.etcd_url = etcd_url
         self.etcd_prefix = f"/t-{uuid.uuid4().hex[:10]}" if etcd_url else ""
-        self.data_dir = tempfile.mkdtemp(prefix="mini-k8s-apiserver-")
+        self.data_dir = scratch.mkdtemp("mini-k8s-apiserver-")
         self.port = _free_port()
         self.args = list(args or [])
         self.proc: subprocess.Popen[bytes] | None = None
@@ -55,6 +55,7 @@ class APIServerProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=str(Path(__file__).resolve().parents[2]),
+                env=scratch.child_env(),
             )
         self.wait_ready()
         return self

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import TypeVar
 
 import httpx
 
+from tests.support import scratch
 from tests.support.etcd import _die_with_parent, _free_port
 
 T = TypeVar("T")
@@ -59,14 +59,15 @@ def wait_for(condition: Callable[[], T], *, timeout: float = 20.0, interval: flo
 
 
 class ComponentProcess:
-    """`python -m <module> <args>` with its log in a temp file; optional /healthz readiness."""
+    """`python -m <module> <args>` with its log in a scratch dir (tests/support/scratch.py); optional
+    /healthz readiness."""
 
     def __init__(self, module: str, args: list[str], *, health_port: int | None = None) -> None:
         self.module = module
         self.args = args
         self.health_port = health_port
         self.proc: subprocess.Popen[bytes] | None = None
-        self.log_path = Path(tempfile.mkdtemp(prefix=f"mini-k8s-{module}-")) / "component.log"
+        self.log_path = Path(scratch.mkdtemp(f"mini-k8s-{module}-")) / "component.log"  # kept after stop()
 
     def start(self, timeout: float = 20.0) -> ComponentProcess:
         with open(self.log_path, "ab") as log:  # the child keeps its own copy of the descriptor
@@ -75,6 +76,7 @@ class ComponentProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=str(REPO),
+                env=scratch.child_env(),
             )
         if self.health_port:
             wait_for(self._healthy, timeout=timeout, what=f"{self.module} /healthz")

@@ -26,7 +26,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -36,6 +35,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 import pytest
 
 from apiserver.storage.etcd import EtcdStorage
+from tests.support import scratch
 
 # Values up to MAX_VALUE_BYTES must fit in one request; etcd's default limit (1.5 MiB) counts the
 # whole request (key, value and transaction framing), so give it some headroom.
@@ -118,7 +118,7 @@ class EtcdProcess:
     def __init__(self, binary: str | None = None, *, name: str = "mini-k8s-test") -> None:
         self.binary = binary or etcd_binary()
         self.name = name
-        self.data_dir = tempfile.mkdtemp(prefix="mini-k8s-etcd-")
+        self.data_dir = scratch.mkdtemp("mini-k8s-etcd-")
         self.client_port = _free_port()
         self.peer_port = _free_port()
         self.url = f"http://127.0.0.1:{self.client_port}"
