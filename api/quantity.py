@@ -22,6 +22,7 @@ of bytes, or is smaller than 1024, prints in decimal SI (`0.5Ki` -> `512`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from decimal import Decimal
@@ -64,6 +65,9 @@ def _ceil_div_away(numerator: int, denominator: int) -> int:
     return -q if numerator < 0 else q
 
 
+# A create parses the same few strings ("100m", "128Mi") in defaulting, validation, admission
+# and printing; both directions are pure, so each is remembered (bounded: any string can arrive).
+@functools.lru_cache(maxsize=4096)
 def _parse(text: str) -> tuple[int, Format]:
     if not text or not re.match(_REGEX_TEXT, text):
         raise QuantityError(FORMAT_ERROR)
@@ -239,6 +243,7 @@ class Quantity:
         return str(self)
 
 
+@functools.lru_cache(maxsize=4096)
 def _canonical(nanos: int, fmt: Format) -> str:
     if nanos == 0:
         return "0"
