@@ -34,7 +34,7 @@ lint: $(STAMP)
 
 # Three workers on a two-core machine: with two, a quarter of the CPU sat idle while tests waited on
 # their components' timers (16 min quiet, 20 beside a running `make up`); with three, the longest
-# files first (tests/conftest.py), the CPU is 90-99 % busy and a run takes 15-16 min.
+# files first (tests/conftest.py), the CPU is 90-99 % busy and a run takes about 14 min.
 test: lint bytecode
 	$(BIN)/pytest -q -n 3 --dist loadfile --durations=25
 

@@ -33,14 +33,6 @@ class Metrics:
         self.watchers = Gauge(
             "apiserver_registered_watchers", "Open client watches by resource.", ["resource"], registry=self.registry
         )
-        self.storage_latency = Histogram(
-            "apiserver_storage_operation_duration_seconds",
-            "Storage latency by operation.",
-            ["operation"],
-            buckets=_LATENCY_BUCKETS,
-            registry=self.registry,
-        )
-
         self.consistent_reads = Counter(  # exposed as apiserver_watch_cache_consistent_read_total
             "apiserver_watch_cache_consistent_read",
             "Consistent LISTs served from the watch cache (fallback: read from storage instead).",
