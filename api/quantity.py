@@ -243,7 +243,7 @@ class Quantity:
         return str(self)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096, typed=True)  # typed: the body tests `fmt is Format.BINARY_SI`
 def _canonical(nanos: int, fmt: Format) -> str:
     if nanos == 0:
         return "0"

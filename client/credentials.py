@@ -62,11 +62,10 @@ def _path_of(pem: bytes, path: str) -> Iterator[str]:
     """`path`, or when the PEM is in memory a path that reads it, valid until the block ends."""
     if not pem:
         yield path
-    elif hasattr(os, "memfd_create"):
-        fd = os.memfd_create("mini-k8s-credentials", os.MFD_CLOEXEC)
+        return
+    fd = _memfd(pem)
+    if fd is not None:
         try:
-            with open(fd, "wb", closefd=False) as f:
-                f.write(pem)
             yield f"/proc/self/fd/{fd}"
         finally:
             os.close(fd)
@@ -75,6 +74,25 @@ def _path_of(pem: bytes, path: str) -> Iterator[str]:
             file = Path(private) / "credential.pem"
             file.write_bytes(pem)
             yield str(file)
+
+
+def _memfd(pem: bytes) -> int | None:
+    """An anonymous in-memory file holding `pem`, readable through /proc/self/fd; None where
+    there is none (not Linux, a sandbox that forbids memfd_create, no /proc)."""
+    if not hasattr(os, "memfd_create") or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        fd = os.memfd_create("mini-k8s-credentials", os.MFD_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        rest = memoryview(pem)
+        while rest:
+            rest = rest[os.write(fd, rest) :]
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def from_kubeconfig(cluster: dict[str, Any], user: dict[str, Any], base: Path | None) -> Credentials:

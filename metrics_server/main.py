@@ -99,6 +99,8 @@ def run(
         )
         if options.metric_resolution <= 0:
             raise ValueError("--metric-resolution must be positive")
+        if bool(kubelet_client_certificate) != bool(kubelet_client_key):
+            raise ValueError("--kubelet-client-certificate and --kubelet-client-key go together")
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

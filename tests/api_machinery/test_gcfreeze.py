@@ -2,7 +2,8 @@
 counting; a frozen cycle is freed after the thaw that doubling the frozen set brings.
 
 Runs in the test process itself (the policy is a gc callback of the process it is installed in);
-the fixture removes it and unfreezes everything, so other tests see the collector as it was."""
+automatic collections are off meanwhile, so only the test's own `gc.collect()` calls count, and the
+fixture removes the policy and unfreezes everything, so other tests see the collector as it was."""
 
 from __future__ import annotations
 
@@ -22,11 +23,15 @@ class Node:
 
 @pytest.fixture
 def policy() -> Iterator[gcfreeze.FreezeSurvivors]:
+    was_enabled = gc.isenabled()
+    gc.disable()
     installed = gcfreeze.install()
     try:
         yield installed
     finally:
         installed.uninstall()
+        if was_enabled:
+            gc.enable()
     assert installed not in gc.callbacks
 
 
@@ -40,7 +45,7 @@ def test_survivors_of_a_full_collection_are_frozen_and_still_freed_by_reference_
 ) -> None:
     cache = [{"metadata": {"name": f"p-{i}"}} for i in range(20_000)]  # like a watch cache's objects
     gc.collect()
-    assert policy.freezes == 1
+    assert policy.freezes == 1 and policy.examined >= len(cache)
     assert gc.get_freeze_count() >= len(cache)
     before = gc.get_freeze_count()
     node = Node()  # no cycle: reference counting alone frees it
@@ -66,7 +71,9 @@ def test_a_frozen_cycle_is_freed_after_the_thaw(
 
     monkeypatch.setattr(gcfreeze, "MIN_THAW_AT", 0)
     policy.examined = 1  # as if the frozen set had more than doubled since everything was examined
+    survivors = [{} for _ in range(10)]  # what this collection freezes: enough to count again
     gc.collect()
+    del survivors
     assert policy.thaws == 1 and policy.thawed
     gc.collect()  # this full collection examines everything
     assert gone() is None

@@ -28,11 +28,13 @@ class APIServerProcess:
     def __init__(self, *, etcd_url: str | None = None, args: list[str] | None = None) -> None:
         self.etcd_url = etcd_url
         self.etcd_prefix = f"/t-{uuid.uuid4().hex[:10]}" if etcd_url else ""
-        self.data_dir = scratch.mkdtemp("mini-k8s-apiserver-")
+        home = Path(scratch.mkdtemp("mini-k8s-apiserver-"))
+        self.data_dir = str(home / "data")  # removed by cleanup(); the log beside it stays with the run's logs
+        os.mkdir(self.data_dir, 0o700)
         self.port = _free_port()
         self.args = list(args or [])
         self.proc: subprocess.Popen[bytes] | None = None
-        self.log_path = Path(self.data_dir) / "apiserver.log"
+        self.log_path = home / "apiserver.log"
 
     @property
     def url(self) -> str:

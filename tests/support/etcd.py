@@ -226,9 +226,9 @@ class EtcdProcess:
             os.kill(self._proc.pid, signal.SIGCONT)
 
     def cleanup(self) -> None:
-        """Stop etcd and remove its data dir."""
+        """Stop etcd and remove its data (its log stays with the run's logs: tests/support/scratch.py)."""
         self.stop()
-        shutil.rmtree(self.data_dir, ignore_errors=True)
+        shutil.rmtree(os.path.join(self.data_dir, "data"), ignore_errors=True)
 
     def __enter__(self) -> EtcdProcess:
         return self.start()
