@@ -21,6 +21,7 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -180,6 +181,13 @@ def main() -> None:
 
         for root in roots:
             subprocess.run([sys.executable, "-m", "kubelet.cleanup", "--root-dir", str(root)], capture_output=True)
+        if not any(m.startswith(str(tmp)) for m in _mount_points()):  # never rmtree through a mount left
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _mount_points() -> list[str]:
+    with open("/proc/self/mounts") as f:
+        return [line.split()[1] for line in f]
 
 
 if __name__ == "__main__":

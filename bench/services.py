@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -158,7 +159,14 @@ def main() -> None:
         for p in reversed(procs):
             p.stop()
         subprocess.run([sys.executable, "-m", "kubelet.cleanup", "--root-dir", str(root)], capture_output=True)
+        if not any(m.startswith(str(root)) for m in _mount_points()):  # never rmtree through a mount left
+            shutil.rmtree(root, ignore_errors=True)
         apiserver.cleanup()
+
+
+def _mount_points() -> list[str]:
+    with open("/proc/self/mounts") as f:
+        return [line.split()[1] for line in f]
 
 
 if __name__ == "__main__":
