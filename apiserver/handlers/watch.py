@@ -89,6 +89,9 @@ async def handle_watch(server: APIServer, request: Request, info: RequestInfo) -
     return StreamingResponse(body(), media_type="application/json")
 
 
+CHUNK_BYTES = 64 * 1024
+
+
 async def _one(chunk: bytes) -> AsyncIterator[bytes]:
     yield chunk
 
@@ -113,11 +116,15 @@ async def _events(
         if ev is None or sub.dropped:  # dropped: its connection is cut, render nothing more
             return
         out = [render(ev)]
-        # Drain what is already queued into one chunk: fewer writes under bursts.
-        while len(out) < 256 and not sub.queue.empty():
+        size = len(out[0])
+        # Drain what is already queued into one chunk: fewer writes under bursts. Bounded in bytes
+        # too: a new watch of 2,000 pods is 4 MB of events, and rendering what a client that
+        # does not read will never take holds up everything else the event loop has to do.
+        while len(out) < 256 and size < CHUNK_BYTES and not sub.queue.empty():
             nxt = sub.queue.get_nowait()
             if nxt is None:
                 yield b"".join(out)
                 return
             out.append(render(nxt))
+            size += len(out[-1])
         yield b"".join(out)
