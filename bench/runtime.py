@@ -33,6 +33,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
+from kubelet.volumes import mounts_under  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
 from tests.support.component import ComponentProcess, free_port, wait_for  # noqa: E402
 
@@ -181,13 +182,8 @@ def main() -> None:
 
         for root in roots:
             subprocess.run([sys.executable, "-m", "kubelet.cleanup", "--root-dir", str(root)], capture_output=True)
-        if not any(m.startswith(str(tmp)) for m in _mount_points()):  # never rmtree through a mount left
+        if not mounts_under(tmp):  # never rmtree through a mount that is left
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _mount_points() -> list[str]:
-    with open("/proc/self/mounts") as f:
-        return [line.split()[1] for line in f]
 
 
 if __name__ == "__main__":

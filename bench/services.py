@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 
 from kube_proxy.ruleset import endpoint_chain  # noqa: E402
 from kube_proxy.servicemodel import service_ports  # noqa: E402
+from kubelet.volumes import mounts_under  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
 from tests.support.component import ComponentProcess, free_port, wait_for  # noqa: E402
 
@@ -159,14 +160,9 @@ def main() -> None:
         for p in reversed(procs):
             p.stop()
         subprocess.run([sys.executable, "-m", "kubelet.cleanup", "--root-dir", str(root)], capture_output=True)
-        if not any(m.startswith(str(root)) for m in _mount_points()):  # never rmtree through a mount left
+        if not mounts_under(root):  # never rmtree through a mount that is left
             shutil.rmtree(root, ignore_errors=True)
         apiserver.cleanup()
-
-
-def _mount_points() -> list[str]:
-    with open("/proc/self/mounts") as f:
-        return [line.split()[1] for line in f]
 
 
 if __name__ == "__main__":
