@@ -31,7 +31,13 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from api import errors, quota
-from api.quantity import Quantity, format_resource_list, parse_resource_list
+from api.quantity import (
+    Quantity,
+    add_resource_lists,
+    format_resource_list,
+    parse_resource_list,
+    subtract_resource_lists,
+)
 from client.informer import meta_namespace_key
 from controller_manager.controller import Controller
 
@@ -66,9 +72,8 @@ class ResourceQuotaController(Controller):
         self.charges.pop(meta_namespace_key(q), None)
 
     def _quota_updated(self, old: Obj, new: Obj) -> None:
-        before = parse_resource_list((old.get("status") or {}).get("used"))
-        after = parse_resource_list((new.get("status") or {}).get("used"))
-        increase = {r: q - was for r, q in after.items() if q > (was := before.get(r, Quantity(0)))}
+        change = subtract_resource_lists((new.get("status") or {}).get("used"), (old.get("status") or {}).get("used"))
+        increase = {r: q for r, q in change.items() if q > Quantity(0)}
         if increase:  # a charge (admission), or a recount that found more
             self.charges.setdefault(meta_namespace_key(new), []).append((time.monotonic(), increase))
         if (old.get("spec") or {}) != (new.get("spec") or {}) or (new.get("status") or {}).get("hard") != (
@@ -113,8 +118,7 @@ class ResourceQuotaController(Controller):
         self.charges[key] = kept
         total: dict[str, Quantity] = {}
         for _, inc in kept:
-            for r, amount in inc.items():
-                total[r] = total[r] + amount if r in total else amount
+            total = add_resource_lists(total, inc)
         return total, kept[0][0] + CHARGE_SETTLE - now
 
     async def reconcile(self, key: str) -> None:
