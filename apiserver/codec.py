@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from api import errors
+from api import errors, wirejson
 from apiserver import protobuf
 from apiserver.bodyshape import MAX_DEPTH, check_shape, check_tree
 
@@ -164,8 +164,8 @@ def _load_yaml(raw: bytes) -> Any:
 
 
 def dumps(obj: Any) -> bytes:
-    """Compact JSON, the way the API server writes every body and watch line."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    """Compact JSON, the way the API server writes every body, stored value and watch line."""
+    return wirejson.dumps(obj)
 
 
 def wants_table(accept: str | None) -> bool:

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from api import errors
+from api import errors, wirejson
 from api.registry import ResourceType
 from apiserver import storage
 from apiserver.codec import dumps
@@ -149,7 +149,7 @@ class ResourceStore:
 
     @staticmethod
     def decode(value: bytes, revision: int) -> dict[str, Any]:
-        obj = json.loads(value)
+        obj = wirejson.loads(value)
         obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
         return obj
 

@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import ssl
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
+
+from api import wirejson
 
 
 class ProtocolError(ConnectionError):
@@ -54,7 +55,7 @@ class Response:
         return self.content.decode("utf-8", "replace")
 
     def json(self) -> Any:
-        return json.loads(self.content)
+        return wirejson.loads(self.content)
 
 
 class _Connection:

@@ -44,14 +44,13 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import json
 import random
 import ssl
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
-from api import registry
+from api import registry, wirejson
 from api.errors import StatusError
 from api.registry import ResourceType
 from client.credentials import Credentials
@@ -260,7 +259,7 @@ class RESTClient:
         hdrs = dict(headers or {})
         content: bytes | None = None
         if body is not None:
-            content = json.dumps(body).encode()
+            content = wirejson.dumps(body)
             hdrs["Content-Type"] = content_type or "application/json"
         query = urlencode([(k, _query_value(v)) for k, v in (params or {}).items() if v is not None])
         target = f"{path}?{query}" if query else path

@@ -20,10 +20,10 @@ Expired), so callers handle it with `except` like any other failed request.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from api import wirejson
 from api.errors import StatusError
 
 ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
@@ -43,7 +43,7 @@ def decode_event(line: str | bytes) -> WatchEvent | None:
     """One NDJSON line -> a WatchEvent; None for a blank line; raises the Status of an ERROR."""
     if not line.strip():
         return None
-    raw = json.loads(line)
+    raw = wirejson.loads(line)
     type_ = raw.get("type", "")
     obj = raw.get("object") or {}
     if type_ == ERROR:
