@@ -6,20 +6,32 @@ Objects inside the server are plain dicts in wire form; these functions keep the
 
 from __future__ import annotations
 
-import json
 import os
 import random
+import time
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
+
+from api import wirejson
 
 # The alphabet Kubernetes uses for generateName suffixes: no vowels (no accidental words) and
 # no look-alike characters.
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
+# The last second formatted and its text: every create and update asks for the time (the object's
+# timestamps, its managedFields entries), often many times within one second.
+_formatted: tuple[int, str] = (-1, "")
+
+
 def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Now in UTC to the second, as Kubernetes writes timestamps (`2026-11-27T18:14:58Z`)."""
+    global _formatted
+    second = int(time.time())
+    if second != _formatted[0]:
+        _formatted = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
+    return _formatted[1]
 
 
 def parse_rfc3339(ts: str) -> datetime:
@@ -57,8 +69,8 @@ def meta(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def clone(obj: Any) -> Any:
-    """A deep copy of a JSON-shaped value; several times faster than copy.deepcopy for these."""
-    return json.loads(json.dumps(obj))
+    """A deep copy of a JSON-shaped value; many times faster than copy.deepcopy for these."""
+    return wirejson.clone(obj)
 
 
 def spec_of(obj: dict[str, Any]) -> dict[str, Any]:
