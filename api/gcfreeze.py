@@ -22,6 +22,13 @@ used to take; and with only new survivors left in its view, CPython runs full co
 (each one short). So the walk is done only after as many objects have been frozen as were last
 counted: what each freeze adds is the size of the oldest generation just before it, which that
 collection has just walked anyway.
+
+The youngest generation is collected after 10,000 more container objects were made than freed,
+not CPython's 700. A request in flight holds a few hundred (its decoded body, the object being
+built); at 700, nearly every young collection found some of the in-flight requests' objects, kept
+them alive into the older generations and so brought on the next full collection sooner. At
+10,000 the API server spends half as long in the collector per create (74 → 36 µs, measured with
+16 clients) and each young collection still takes about 2 ms.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from typing import Any
 # Below this many frozen objects a thaw is never worth it: a started component's own modules,
 # classes and schemas are already a few hundred thousand objects that live as long as it does.
 MIN_THAW_AT = 500_000
+YOUNG_THRESHOLD = 10_000
 
 
 class FreezeSurvivors:
@@ -43,6 +51,7 @@ class FreezeSurvivors:
         self.thawed = False  # the next full collection examines everything
         self.freezes = 0
         self.thaws = 0
+        self.thresholds_before = gc.get_threshold()
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
         if phase != "stop" or info["generation"] != 2:
@@ -62,6 +71,7 @@ class FreezeSurvivors:
     def uninstall(self) -> None:
         if self in gc.callbacks:
             gc.callbacks.remove(self)
+        gc.set_threshold(*self.thresholds_before)
         gc.unfreeze()
 
 
@@ -72,4 +82,6 @@ def install() -> FreezeSurvivors:
             return callback
     policy = FreezeSurvivors()
     gc.callbacks.append(policy)
+    _, middle, oldest = policy.thresholds_before
+    gc.set_threshold(YOUNG_THRESHOLD, middle, oldest)
     return policy

@@ -40,6 +40,16 @@ def test_install_is_once_per_process(policy: gcfreeze.FreezeSurvivors) -> None:
     assert sum(isinstance(c, gcfreeze.FreezeSurvivors) for c in gc.callbacks) == 1
 
 
+def test_young_collections_wait_for_more_objects_and_uninstall_restores_the_thresholds() -> None:
+    before = gc.get_threshold()
+    installed = gcfreeze.install()
+    try:
+        assert gc.get_threshold() == (gcfreeze.YOUNG_THRESHOLD, *before[1:])
+    finally:
+        installed.uninstall()
+    assert gc.get_threshold() == before
+
+
 def test_survivors_of_a_full_collection_are_frozen_and_still_freed_by_reference_counting(
     policy: gcfreeze.FreezeSurvivors,
 ) -> None:
