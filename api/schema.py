@@ -110,13 +110,12 @@ def _walk(shape: _Shape, value: Any, path: str, found: list[str], *, prune: bool
             fields = shape.fields
             drop: list[str] = []
             for key, child in value.items():
-                child_path = f"{path}.{key}" if path else key
                 child_shape = fields.get(key)
                 if child_shape is None:
-                    found.append(child_path)
+                    found.append(f"{path}.{key}" if path else key)
                     drop.append(key)
-                elif child_shape.kind != "leaf":
-                    _walk(child_shape, child, child_path, found, prune=prune)
+                elif child_shape.kind != "leaf":  # most fields are leaves: no path is built for them
+                    _walk(child_shape, child, f"{path}.{key}" if path else key, found, prune=prune)
             if prune:
                 for key in drop:
                     del value[key]
