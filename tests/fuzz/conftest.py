@@ -98,6 +98,11 @@ def _requested_timeout(status: object) -> bool:
     return isinstance(status, dict) and "within requested timeout" in str(status.get("message", ""))
 
 
+def _no_kubelet(status: object) -> bool:
+    # A fuzzed binding can put the seeded pod on the seeded node `x`, which has no kubelet address.
+    return isinstance(status, dict) and "has no kubelet endpoint" in str(status.get("message", ""))
+
+
 def status_problems(response: httpx.Response, body: bytes | None = None) -> list[str]:
     """What is wrong with this response by the API server's contract (empty list: nothing)."""
     code = response.status_code
@@ -115,6 +120,11 @@ def status_problems(response: httpx.Response, body: bytes | None = None) -> list
         # Kubernetes' answers to a fuzzed resourceVersion from the future, and to a fuzzed ?timeout= so
         # short the request could not finish within it
         problems.remove("server error 504")
+    if code == 503 and _no_kubelet(status):
+        # logs, exec, attach or port-forward of a pod whose node has no kubelet to stream from: the
+        # API server cannot reach what it would proxy to (Kubernetes answers 500 with "no preferred
+        # addresses found")
+        problems.remove("server error 503")
     if not isinstance(status, dict):
         return [*problems, f"error body is not an object: {raw[:200]!r}"]
     if status.get("kind") != "Status" or status.get("apiVersion") != "v1":
