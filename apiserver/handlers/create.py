@@ -63,14 +63,15 @@ async def _create_once(
     if not md.get("name"):  # admission needs a name; report every problem with the object at once
         causes = validate_create(rt.key, obj) or [errors.required("metadata.name", "name or generateName is required")]
         raise errors.invalid(rt.kind, rt.group, "", causes)
-    # Kubernetes' order: mutating admission, then validation of the final object.
+    # Kubernetes' order: managedFields (the creator owns what it sent, defaults included, not what
+    # admission adds: api/managedfields.py), mutating admission, then validation of the final object.
+    if track_fields is not None:
+        track_fields(None, obj)
     await server.admission.admit(Attributes("CREATE", rt, md.get("namespace"), md["name"], obj))
     causes = validate_create(rt.key, obj)
     if causes:
         raise errors.invalid(rt.kind, rt.group, md.get("name", ""), causes)
     await server.admission.validate(Attributes("CREATE", rt, md.get("namespace"), md["name"], obj, dry_run=dry_run))
-    if track_fields is not None:
-        track_fields(None, obj)  # managedFields: the creator owns what it set (api/managedfields.py)
     taken = services.allocate(server, obj, dry_run=dry_run) if rt.key == "services" else []
     try:
         return await server.store(rt).create(obj, dry_run=dry_run)

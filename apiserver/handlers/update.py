@@ -78,14 +78,15 @@ async def update_object(
         if rt.key == "services" and subresource is None:
             carry_over_service_allocations(new, old)  # `kubectl replace` sends no clusterIP
         apply_defaults(rt.key, new)
-        # Kubernetes' order: mutating admission, then validation of the final object.
+        # Kubernetes' order: managedFields (who changed what, before admission changes anything:
+        # api/managedfields.py), mutating admission, then validation of the final object.
+        if track_fields is not None:
+            track_fields(old, new)
         await server.admission.admit(Attributes("UPDATE", rt, namespace, name, new, old, subresource))
         causes = validate_update(rt.key, new, old)
         if causes:
             raise errors.invalid(rt.kind, rt.group, name, causes)
         await server.admission.validate(Attributes("UPDATE", rt, namespace, name, new, old, subresource, dry_run))
-        if track_fields is not None:
-            track_fields(old, new)  # managedFields: who changed what (api/managedfields.py)
         if rt.key == "services" and subresource is None:
             taken = services.allocate(server, new, old, dry_run=dry_run)
             pending_release.append((old, new, taken))

@@ -42,6 +42,21 @@ def test_create_and_update_record_managed_fields(api: httpx.Client, ns: str) -> 
     assert entries(r.json())[("tool", "Update")]["fieldsV1"] == {"f:data": {"f:a": {}}}
 
 
+def test_the_creator_owns_what_it_sent_and_the_defaults_not_what_admission_added(api: httpx.Client, ns: str) -> None:
+    # Kubernetes records managedFields before mutating admission: the ServiceAccount plugin's
+    # serviceAccountName and DefaultTolerationSeconds' tolerations belong to nobody.
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]}}
+    r = api.post(f"/api/v1/namespaces/{ns}/pods?fieldManager=maker", json=pod)
+    assert r.status_code == 201, r.text
+    created = r.json()
+    assert created["spec"]["serviceAccountName"] == "default" and created["spec"]["tolerations"]
+    (entry,) = created["metadata"]["managedFields"]
+    spec = entry["fieldsV1"]["f:spec"]
+    assert "f:dnsPolicy" in spec and "f:restartPolicy" in spec  # defaults are the creator's
+    assert "f:serviceAccountName" not in spec and "f:tolerations" not in spec
+    assert set(spec["f:containers"]['k:{"name":"c"}']) >= {".", "f:name", "f:image", "f:imagePullPolicy"}
+
+
 def test_apply_creates_then_conflicts_then_forces(api: httpx.Client, ns: str) -> None:
     url = f"/apis/apps/v1/namespaces/{ns}/deployments/web"
     r = api.patch(url + "?fieldManager=alice", content=deploy_config("web"), headers=APPLY)
