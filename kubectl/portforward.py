@@ -86,6 +86,7 @@ class PortForwarder:
                 base + path, additional_headers={**headers, **extra}, create_connection=connection,
                 ssl=client.ssl_context, max_size=None, compression=None, proxy=None, ping_interval=None,
                 user_agent_header=None,
+                close_timeout=1,  # kubectl does not linger for the closing handshake when it gives up
             )  # fmt: skip
         except websockets.InvalidStatus:
             try:  # kubectl's SPDY fallback: the API server answers it (and serves no SPDY)
