@@ -34,26 +34,25 @@ def _find(group: str, version: str, plural: str) -> ResourceType | None:
 
 def resolve(group: str, version: str, segments: list[str]) -> RequestInfo:
     """Parse the part of the path after /api/v1 or /apis/<group>/<version>."""
-    nf = errors.not_found_path()
     if not segments:
-        raise nf
+        raise errors.not_found_path()
     if segments[0] == "namespaces" and len(segments) >= 3:
         rt = _find(group, version, segments[2])
         if rt is not None and rt.namespaced:
             ns = segments[1]
             rest = segments[3:]
             if len(rest) > 2:
-                raise nf
+                raise errors.not_found_path()
             name = rest[0] if rest else None
             sub = rest[1] if len(rest) == 2 else None
             return _checked(RequestInfo(rt, ns, name, sub))
     rt = _find(group, version, segments[0])
     if rt is None or len(segments) > 3:
-        raise nf
+        raise errors.not_found_path()
     name = segments[1] if len(segments) >= 2 else None
     sub = segments[2] if len(segments) == 3 else None
     if rt.namespaced and name is not None:
-        raise nf  # a namespaced object is only addressable under /namespaces/<ns>/
+        raise errors.not_found_path()  # a namespaced object is only addressable under /namespaces/<ns>/
     return _checked(RequestInfo(rt, None, name, sub))
 
 
