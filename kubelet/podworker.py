@@ -28,11 +28,11 @@ This is Kubernetes' pod worker + status manager, shrunk: one asyncio task per po
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from api import wirejson
 from api.errors import ConflictError, NotFoundError, StatusError
 from client import NORMAL, WARNING, ConnectionFailed
 from kubelet import lifecycle, podstatus, prober
@@ -396,7 +396,7 @@ class PodWorker:
 
     def status(self, pod: dict[str, Any], *, final: bool = False) -> dict[str, Any]:
         old = pod.get("status") or {}
-        status = copy.deepcopy(old)
+        status = wirejson.clone(old)  # asked on every pass of the worker's loop: no copy.deepcopy
         now = rfc3339(time.time())
         sandbox = time.time() >= self.sandbox_ready_at
         phase = podstatus.phase(self.policy, sandbox, self.inits, self.mains)
@@ -433,8 +433,7 @@ class PodWorker:
             rv = pod["metadata"].get("resourceVersion")
             if self._written is not None and self._written == (rv, status):
                 return  # we wrote exactly this on top of `rv`; the informer has not caught up yet
-            body = copy.deepcopy(pod)
-            body["status"] = status
+            body = {**pod, "status": status}  # only serialised: nothing else of the pod changes
             try:
                 await self.kubelet.client.update_status("pods", body)
                 self._written = (rv, status)
