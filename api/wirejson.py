@@ -14,8 +14,8 @@ exactly as it always did, errors included.
 
 One difference is left on purpose: orjson reads an integer beyond 64 bits as a float, where `json`
 keeps it exact. That is what Go's decoder does with such a number in an untyped field. Our stored
-objects never hold one (the API server refuses them in bodies, `apiserver/bodyshape.py`), and the
-API server reads request bodies with `json` whenever one could be in it (`apiserver/codec.py`).
+objects never hold one: the API server reads request bodies with `json` itself (`apiserver/codec.py`,
+which also notes duplicate fields) and refuses such numbers (`apiserver/bodyshape.py`).
 """
 
 from __future__ import annotations
