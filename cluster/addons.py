@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.errors import AlreadyExistsError, InvalidError
+from api.errors import AlreadyExistsError, InvalidError, NotFoundError
 from client import RESTClient
 from cluster.dns_addon import dns_objects
 from cluster.metrics_addon import metrics_objects
@@ -38,13 +38,26 @@ async def ensure_objects(api: RESTClient, objects: list[tuple[str, dict[str, Any
     spec, subsets and rules are overwritten); returns "Kind name" for each one created."""
     created = []
     for resource, obj in objects:
+        name, namespace = obj["metadata"]["name"], obj["metadata"].get("namespace")
         try:
             await api.create(resource, obj)
-            created.append(f"{obj['kind']} {obj['metadata']['name']}")
-        except AlreadyExistsError:
+            created.append(f"{obj['kind']} {name}")
+        except (AlreadyExistsError, InvalidError) as exc:
+            # A Service with a fixed clusterIP that exists already is refused as Invalid ("provided
+            # IP is already allocated"), before AlreadyExists, as kube-apiserver refuses it.
+            if isinstance(exc, InvalidError) and not await _exists(api, resource, name, namespace):
+                raise
             change = {k: v for k, v in obj.items() if k in ("spec", "subsets", "rules")}
-            await api.patch(resource, obj["metadata"]["name"], change, obj["metadata"].get("namespace"))
+            await api.patch(resource, name, change, namespace)
     return created
+
+
+async def _exists(api: RESTClient, resource: str, name: str, namespace: str | None) -> bool:
+    try:
+        await api.get(resource, name, namespace)
+    except NotFoundError:
+        return False
+    return True
 
 
 async def ensure_addons(
