@@ -3,26 +3,18 @@ they do on a cluster that has it already (`make up` again on the same data direc
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
 from client.rest import RESTClient
 from cluster.addons import ensure_cluster_dns
 from tests.support.apiserver import APIServerProcess
-
-
-@pytest.fixture(scope="module")
-def apiserver() -> Iterator[APIServerProcess]:
-    server = APIServerProcess().start()
-    try:
-        yield server
-    finally:
-        server.cleanup()
+from tests.support.fixtures import apiserver  # noqa: F401  (fixture: one API server for the module)
 
 
 @pytest.fixture
-async def api(apiserver: APIServerProcess) -> AsyncIterator[RESTClient]:
+async def api(apiserver: APIServerProcess) -> AsyncIterator[RESTClient]:  # noqa: F811
     async with RESTClient(apiserver.url, qps=0, burst=1) as c:
         yield c
 
