@@ -41,13 +41,20 @@ def test_install_is_once_per_process(policy: gcfreeze.FreezeSurvivors) -> None:
 
 
 def test_young_collections_wait_for_more_objects_and_uninstall_restores_the_thresholds() -> None:
+    # A command run in this process may have installed the policy already: set it aside meanwhile.
+    earlier = [c for c in gc.callbacks if isinstance(c, gcfreeze.FreezeSurvivors)]
+    for c in earlier:
+        gc.callbacks.remove(c)
     before = gc.get_threshold()
-    installed = gcfreeze.install()
     try:
-        assert gc.get_threshold() == (gcfreeze.YOUNG_THRESHOLD, *before[1:])
+        installed = gcfreeze.install()
+        try:
+            assert gc.get_threshold() == (gcfreeze.YOUNG_THRESHOLD, *before[1:])
+        finally:
+            installed.uninstall()
+        assert gc.get_threshold() == before
     finally:
-        installed.uninstall()
-    assert gc.get_threshold() == before
+        gc.callbacks.extend(earlier)
 
 
 def test_survivors_of_a_full_collection_are_frozen_and_still_freed_by_reference_counting(
