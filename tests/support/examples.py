@@ -1,4 +1,4 @@
-"""The textbook manifests (from ../shared/examples, copied into the repo's examples/ unchanged)."""
+"""The textbook manifests, copied unchanged into the repo's examples/ (their digests: examples/SHA256SUMS)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES_DIR = REPO / "examples"
-SHARED_EXAMPLES_DIR = REPO.parent / "shared" / "examples"
 
 
 def example_files() -> list[Path]:
