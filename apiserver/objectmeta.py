@@ -8,30 +8,13 @@ from __future__ import annotations
 
 import os
 import random
-import time
 import uuid
 from datetime import datetime
 from typing import Any
 
-from api import wirejson
-
 # The alphabet Kubernetes uses for generateName suffixes: no vowels (no accidental words) and
 # no look-alike characters.
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-
-
-# The last second formatted and its text: every create and update asks for the time (the object's
-# timestamps, its managedFields entries), often many times within one second.
-_formatted: tuple[int, str] = (-1, "")
-
-
-def now_rfc3339() -> str:
-    """Now in UTC to the second, as Kubernetes writes timestamps (`2026-11-27T18:14:58Z`)."""
-    global _formatted
-    second = int(time.time())
-    if second != _formatted[0]:
-        _formatted = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
-    return _formatted[1]
 
 
 def parse_rfc3339(ts: str) -> datetime:
@@ -66,11 +49,6 @@ def meta(obj: dict[str, Any]) -> dict[str, Any]:
         m = {}
         obj["metadata"] = m
     return m
-
-
-def clone(obj: Any) -> Any:
-    """A deep copy of a JSON-shaped value; many times faster than copy.deepcopy for these."""
-    return wirejson.clone(obj)
 
 
 def spec_of(obj: dict[str, Any]) -> dict[str, Any]:

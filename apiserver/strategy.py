@@ -16,7 +16,9 @@ from typing import Any
 
 from api.quantity import parse_quantity
 from api.registry import ResourceType
-from apiserver.objectmeta import clone, new_uid, now_rfc3339, spec_of
+from api.timestamps import now_rfc3339
+from api.wirejson import clone
+from apiserver.objectmeta import new_uid, spec_of
 
 # The kinds whose Kubernetes strategy sets metadata.generation (1 on create, +1 per spec change).
 GENERATION_KINDS = frozenset({

@@ -17,23 +17,12 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from functools import lru_cache
+from datetime import datetime
 from typing import Any
 
+from api.timestamps import rfc3339
 from kubelet.logs import Run
 from kubelet.runtime import Plan, image_id, qualified_image
-
-
-def rfc3339(ts: float) -> str:
-    return _second_rfc3339(int(ts))
-
-
-@lru_cache(maxsize=1024)
-def _second_rfc3339(second: int) -> str:
-    # A pod's status is rebuilt, its containers' start times and now included, on every pass of its
-    # worker: the same few seconds are formatted over and over.
-    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_rfc3339(text: str | None) -> float | None:

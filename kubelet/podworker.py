@@ -34,10 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 from api import wirejson
 from api.errors import ConflictError, NotFoundError, StatusError
+from api.timestamps import rfc3339
 from client import NORMAL, WARNING, ConnectionFailed
 from kubelet import lifecycle, podstatus, prober
 from kubelet.config import go_duration
-from kubelet.containers import Container, rfc3339
+from kubelet.containers import Container
 from kubelet.cri import Exit, StartError
 from kubelet.runtime import is_job_pod, plan_for
 

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from api import errors, registry
+from api.timestamps import now_rfc3339
 from apiserver.aggregator.endpoints import Unreachable, resolve
 from apiserver.aggregator.proxy import tls_context
 from apiserver.aggregator.table import API_SERVICES
-from apiserver.objectmeta import now_rfc3339
 
 if TYPE_CHECKING:
     from apiserver.server import APIServer

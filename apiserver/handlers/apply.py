@@ -20,9 +20,9 @@ from fastapi import Request, Response
 from api import errors
 from api.apply import ApplyConflicts, apply
 from api.managedfields import manager_name, record_update
+from api.timestamps import now_rfc3339
 from apiserver import codec
 from apiserver.handlers.common import bool_param, check_body_identity, field_validation, json_response
-from apiserver.objectmeta import now_rfc3339
 from apiserver.routing import RequestInfo
 
 if TYPE_CHECKING:

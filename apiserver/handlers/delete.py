@@ -25,13 +25,13 @@ from fastapi import Request, Response
 
 from api import errors
 from api.registry import ResourceType
+from api.timestamps import now_rfc3339
 from apiserver import codec, services
 from apiserver.admission import Attributes
 from apiserver.handlers import dryrun
 from apiserver.handlers.common import bool_param, int_param, json_response, list_predicate, read_body
 from apiserver.handlers.preconditions import check_delete
 from apiserver.handlers.update import finish_if_deletable
-from apiserver.objectmeta import now_rfc3339
 from apiserver.routing import RequestInfo
 
 if TYPE_CHECKING:

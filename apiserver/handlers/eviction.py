@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 from fastapi import Request, Response
 
 from api import errors, labels, registry
+from api.timestamps import now_rfc3339
 from apiserver.admission import Attributes
 from apiserver.handlers import dryrun
 from apiserver.handlers.common import json_response, read_object_body
 from apiserver.handlers.delete import delete_object
-from apiserver.objectmeta import now_rfc3339
 from apiserver.routing import RequestInfo
 
 if TYPE_CHECKING:

@@ -20,10 +20,10 @@ from fastapi import Request, Response
 from fastapi.responses import StreamingResponse
 
 from api import errors, registry
+from api.timestamps import now_rfc3339
 from apiserver.handlers import dryrun
 from apiserver.handlers.common import json_response, read_object_body
 from apiserver.handlers.update import finish_if_deletable
-from apiserver.objectmeta import now_rfc3339
 from apiserver.routing import RequestInfo
 
 if TYPE_CHECKING:

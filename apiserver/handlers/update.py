@@ -24,13 +24,13 @@ from fastapi import Request, Response
 from api import errors
 from api.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from api.registry import ResourceType
+from api.wirejson import clone
 from apiserver import codec, services
 from apiserver.admission import Attributes
 from apiserver.handlers import dryrun
 from apiserver.handlers.apply import handle_apply, update_tracker
 from apiserver.handlers.common import check_body_identity, field_validation, json_response, read_body
 from apiserver.handlers.preconditions import check_put_uid
-from apiserver.objectmeta import clone
 from apiserver.registry.defaults import apply_defaults, carry_over_service_allocations
 from apiserver.registry.validation import validate_update
 from apiserver.routing import RequestInfo
