@@ -36,11 +36,12 @@ from pyroute2.netlink.exceptions import NetlinkError
 
 NETNS_DIR = Path("/var/run/netns")
 CLONE_NEWNET = 0x40000000
+LOOPBACK_IFINDEX = 1  # the kernel gives every namespace's loopback this index (include/net/flow.h)
 MS_BIND = 4096
 MNT_DETACH = 2
 _libc = ctypes.CDLL(None, use_errno=True)
 _bridge_lock = threading.Lock()  # sandboxes are made on a few threads; the bridge only once
-_bridges_ready: set[tuple[str, str]] = set()  # (bridge, root dir) this process made or checked and recorded
+_bridges_ready: dict[tuple[str, str], int] = {}  # (bridge, root dir) → index, made or checked and recorded here
 
 
 def _check(result: int, what: str) -> None:
@@ -132,27 +133,68 @@ def _link(ipr: Any, name: str) -> int | None:
 
 
 def ensure_bridge(node: str, pod_cidr: str, root: Path) -> str:
+    """The node's bridge, made and addressed if missing; returns the gateway (the bridge's address)."""
+    return _bridge(node, pod_cidr, root, recheck=True)[0]
+
+
+def _bridge(node: str, pod_cidr: str, root: Path, *, recheck: bool) -> tuple[str, int]:
+    """(gateway, bridge index). Without `recheck`, a bridge this process already made or checked is
+    taken as it was, with no netlink message: a pod's sandbox would only ask again whether it
+    exists, and if it has gone the veth that names it as master is refused (ensure asks again)."""
     net = ipaddress.ip_network(pod_cidr, strict=False)
     gateway = str(net.network_address + 1)
     name = bridge_name(node, pod_cidr)
-    with _bridge_lock, IPRoute() as ipr:
-        index = _link(ipr, name)
-        if index is not None and (name, str(root)) in _bridges_ready:
-            return gateway  # checked once per kubelet process; a sandbox only needs it to exist
-        if index is None:
-            ipr.link("add", ifname=name, kind="bridge")
+    with _bridge_lock:
+        known = _bridges_ready.get((name, str(root)))
+        if known is not None and not recheck:
+            return gateway, known
+        with IPRoute() as ipr:
             index = _link(ipr, name)
-        if not any(a.get_attr("IFA_ADDRESS") == gateway for a in ipr.get_addr(index=index)):
-            ipr.addr("add", index=index, address=gateway, prefixlen=net.prefixlen)
-        ipr.link("set", index=index, state="up")
-    (root / "bridge").write_text(json.dumps({"bridge": name, "cidr": pod_cidr}))
-    _bridges_ready.add((name, str(root)))
-    return gateway
+            if index is not None and known == index:
+                return gateway, index
+            if index is None:
+                ipr.link("add", ifname=name, kind="bridge")
+                index = _link(ipr, name)
+                assert index is not None
+            if not any(a.get_attr("IFA_ADDRESS") == gateway for a in ipr.get_addr(index=index)):
+                ipr.addr("add", index=index, address=gateway, prefixlen=net.prefixlen)
+            ipr.link("set", index=index, state="up")
+        (root / "bridge").write_text(json.dumps({"bridge": name, "cidr": pod_cidr}))
+        _bridges_ready[(name, str(root))] = index
+    return gateway, index
+
+
+def _add_veth(ipr: Any, host_if: str, netns: str, bridge: int) -> bool:
+    """The pod's veth pair in one message: the host end enslaved to the bridge and up, the peer
+    made inside the pod's namespace already called eth0 (moving a link between namespaces
+    afterwards waits for the kernel's RCU grace period, ~20 ms a pod). False if the host end
+    exists already (a restarted kubelet's pod)."""
+    try:
+        ipr.link("add", ifname=host_if, kind="veth", peer={"ifname": "eth0", "net_ns_fd": netns},
+                 master=bridge, state="up")  # fmt: skip
+    except NetlinkError as exc:
+        if exc.code == errno.EEXIST:
+            return False
+        raise
+    return True
+
+
+def _ignore_exists(call: Any, *args: Any, **kwargs: Any) -> None:
+    """An address or route that is there already is what was wanted (asking first costs a dump)."""
+    try:
+        call(*args, **kwargs)
+    except NetlinkError as exc:
+        if exc.code != errno.EEXIST:
+            raise
 
 
 def ensure(node: str, pod_cidr: str, uid: str, pod_ip: str, root: Path) -> str:
-    """The pod's namespace, wired to the node's bridge; returns its netns path."""
-    gateway = ensure_bridge(node, pod_cidr, root)
+    """The pod's namespace, wired to the node's bridge; returns its netns path.
+
+    Six netlink round trips for a new pod (the veth pair; then, inside, lo up, eth0's index, its
+    address, eth0 up, the default route) and none for the bridge: with 50 pods created at once,
+    netlink was most of a kubelet's CPU (bench/runtime.py)."""
+    gateway, bridge = _bridge(node, pod_cidr, root, recheck=False)
     prefix = ipaddress.ip_network(pod_cidr, strict=False).prefixlen
     name = netns_name(uid)
     host_if, peer_if = f"mkv{_hash(uid)}", f"mkp{_hash(uid)}"
@@ -162,25 +204,23 @@ def ensure(node: str, pod_cidr: str, uid: str, pod_ip: str, root: Path) -> str:
     if not os.path.ismount(NETNS_DIR / name):
         _create_netns(name)
     with IPRoute() as ipr:
-        host = _link(ipr, host_if)
-        if host is None:
-            # the peer is made inside the pod's namespace, already called eth0: moving a link
-            # between namespaces afterwards waits for the kernel's RCU grace period (~20 ms a pod)
-            ipr.link("add", ifname=host_if, kind="veth", peer={"ifname": "eth0", "net_ns_fd": name})
+        try:
+            made = _add_veth(ipr, host_if, name, bridge)
+        except NetlinkError:  # the bridge this process knew is gone or was made again: ask anew
+            gateway, bridge = _bridge(node, pod_cidr, root, recheck=True)
+            made = _add_veth(ipr, host_if, name, bridge)
+        if not made:
             host = _link(ipr, host_if)
-        ipr.link("set", index=host, master=_link(ipr, bridge_name(node, pod_cidr)), state="up")
+            ipr.link("set", index=host, master=bridge, state="up")
     with _inside(netns_path(uid)), IPRoute() as ns:
-        lo = _link(ns, "lo")
-        ns.link("set", index=lo, state="up")
+        ns.link("set", index=LOOPBACK_IFINDEX, state="up")
         eth = _link(ns, "eth0")
         if eth is None:  # a sandbox made by an older kubelet, which moved the peer in by its name
             eth = _link(ns, peer_if)
             ns.link("set", index=eth, ifname="eth0")
-        if not any(a.get_attr("IFA_ADDRESS") == pod_ip for a in ns.get_addr(index=eth)):
-            ns.addr("add", index=eth, address=pod_ip, prefixlen=prefix)
+        _ignore_exists(ns.addr, "add", index=eth, address=pod_ip, prefixlen=prefix)
         ns.link("set", index=eth, state="up")
-        if not ns.get_default_routes():
-            ns.route("add", dst="0.0.0.0/0", gateway=gateway)
+        _ignore_exists(ns.route, "add", dst="0.0.0.0/0", gateway=gateway)
     return netns_path(uid)
 
 
@@ -213,5 +253,5 @@ def remove_bridge(root: Path) -> None:
         index = _link(ipr, doc["bridge"])
         if index is not None:
             ipr.link("del", index=index)
-    _bridges_ready.discard((doc["bridge"], str(root)))
+    _bridges_ready.pop((doc["bridge"], str(root)), None)
     (root / "bridge").unlink(missing_ok=True)
