@@ -1,6 +1,6 @@
 """The container shim: one small process per container, as containerd-shim or conmon is.
 
-    python -m kubelet.shim <container-dir>
+    python -m kubelet.shim <container-dir>     (the kubelet: SHIM_COMMAND in process.py)
 
 Why a shim: the kubelet must be able to die and come back while containers keep running, and
 still learn their exit codes. The shim is started in its own session, so it outlives the kubelet;
@@ -47,10 +47,10 @@ Containers without volumeMounts keep the plain path above (no overlay).
 
 from __future__ import annotations
 
+import _signal as signal  # the C module: `signal` wraps it in enums, which cost ~4 ms to import
 import marshal
 import os
 import select
-import signal
 import sys
 import time
 
