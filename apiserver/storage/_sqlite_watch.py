@@ -91,12 +91,24 @@ class Subscriber:
         return None
 
 
+def _root(key: str) -> str:
+    """The key up to its resource: "/registry/pods/default/x" -> "/registry/pods/"."""
+    cut = key.find("/", key.find("/", 1) + 1)
+    return key if cut < 0 else key[: cut + 1]
+
+
 class Broadcast:
-    """Fan-out of committed events to the live subscribers (all on the event loop thread)."""
+    """Fan-out of committed events to the live subscribers (all on the event loop thread).
+
+    There is a subscriber per resource the API server serves (its watch cache), so a commit is
+    not offered to each of them in turn: each event goes only to the subscribers whose prefix can
+    hold its key. Which those are is looked up by the key's resource root ("/registry/pods/"),
+    worked out once per root and forgotten when a subscriber comes or goes."""
 
     def __init__(self, queue_size: int) -> None:
         self.queue_size = queue_size
         self._subscribers: set[Subscriber] = set()
+        self._by_root: dict[str, tuple[Subscriber, ...]] = {}
         self.closed = False
 
     def __len__(self) -> int:
@@ -107,15 +119,40 @@ class Broadcast:
         if self.closed:
             sub.close()
         self._subscribers.add(sub)
+        self._by_root.clear()
         return sub
 
     def unsubscribe(self, sub: Subscriber) -> None:
         sub.detach()
         self._subscribers.discard(sub)
+        self._by_root.clear()
+
+    def _for_root(self, root: str) -> tuple[Subscriber, ...]:
+        # A key under both the root and a prefix has them both as prefixes: one holds the other.
+        subs = tuple(s for s in self._subscribers if s.prefix.startswith(root) or root.startswith(s.prefix))
+        self._by_root[root] = subs
+        return subs
 
     def publish(self, events: list[WatchEvent]) -> None:
-        for sub in self._subscribers:
-            sub.offer(events)
+        by_root = self._by_root
+        if len(events) == 1:
+            root = _root(events[0].key)
+            subs = by_root.get(root)
+            for sub in self._for_root(root) if subs is None else subs:
+                sub.offer(events)
+            return
+        batches: dict[Subscriber, list[WatchEvent]] = {}
+        for event in events:
+            root = _root(event.key)
+            subs = by_root.get(root)
+            for sub in self._for_root(root) if subs is None else subs:
+                batch = batches.get(sub)
+                if batch is None:
+                    batches[sub] = [event]
+                else:
+                    batch.append(event)
+        for sub, batch in batches.items():
+            sub.offer(batch)
 
     def close(self) -> None:
         self.closed = True

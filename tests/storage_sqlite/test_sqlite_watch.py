@@ -121,3 +121,28 @@ async def test_closing_the_store_ends_a_waiting_watch_with_unavailable(store: SQ
         await asyncio.wait_for(pending, 5)
     with pytest.raises(Unavailable):
         await anext(store.watch(PREFIX, 1))
+
+
+async def test_a_commit_reaches_exactly_the_watches_whose_prefix_holds_each_key(store: SQLiteStorage) -> None:
+    # The broadcast routes events by their resource root: nested, broader, unrelated and
+    # look-alike prefixes must each get exactly their keys, in commit order, from commits that
+    # mix resources (writes queued together share one transaction). The end markers, written
+    # last, prove nothing else was delivered before them.
+    prefixes = ["/registry/pods/", "/registry/pods/ns1/", "/registry/", "", "/registry/podsx/", "/registry/po"]
+    watches = [store.watch(p, 0) for p in prefixes]
+    firsts = [asyncio.ensure_future(anext(w)) for w in watches]
+    await wait_until(lambda: store.live_watchers == len(prefixes))
+    keys = ["/registry/pods/ns1/a", "/registry/podsx/ns1/b", "/registry/services/ns1/c", "/registry/pods/ns2/d",
+            "/other/e", "compact_rev_key", "/registry/pods/ns1/f"]  # fmt: skip
+    await asyncio.gather(*(store.create(k, b"v") for k in keys))
+    markers = ["/registry/pods/ns1/zz-end", "/registry/podsx/zz-end"]
+    await asyncio.gather(*(store.create(k, b"end") for k in markers))
+    try:
+        for prefix, watch, first in zip(prefixes, watches, firsts, strict=True):
+            wanted = [k for k in keys + markers if k.startswith(prefix)]
+            got = [await first, *await take(watch, len(wanted) - 1)]
+            assert sorted(e.key for e in got) == sorted(wanted), prefix
+            assert [e.revision for e in got] == sorted(e.revision for e in got), prefix
+    finally:
+        for w in watches:
+            await w.aclose()
