@@ -7,6 +7,11 @@ authorizer keeps an index, rebuilt only when one of the four RBAC kinds changed 
 the revisions of their watch caches): subject → [(namespace or None for cluster-wide, rules)].
 A request then looks up its user's name and groups and tests only their rules.
 
+Decisions are remembered on the index (`decided`), so they are forgotten with it when an RBAC
+object changes. The object's name is part of what is remembered only for users with a rule that
+names objects (`resourceNames`): for everyone else a get of one pod decides for a get of any pod
+in that namespace, and the cache stays as small as the set of distinct requests.
+
 An aggregated ClusterRole (`aggregationRule`) has the rules of every ClusterRole its selectors
 match, joined here when the index is built — what the clusterrole-aggregation controller
 writes into the object in Kubernetes.
@@ -35,10 +40,16 @@ class Grant:
     via: str  # "ClusterRoleBinding/x" or "RoleBinding/ns/x", for rules reviews and debugging
 
 
+DECISIONS_KEPT = 4096  # remembered decisions per index; past that they are forgotten and start over
+
+
 @dataclass
 class Index:
     revisions: tuple[int, ...] = ()
     by_subject: dict[tuple[str, str], list[Grant]] = field(default_factory=lambda: defaultdict(list))
+    decided: dict[tuple[Any, ...], bool] = field(default_factory=dict)  # see allows
+    # (user, groups) → does any of their rules name objects (resourceNames)?
+    names_matter: dict[tuple[str, tuple[str, ...]], bool] = field(default_factory=dict)
 
 
 def _subject_keys(subject: Obj, binding_namespace: str | None) -> tuple[str, str] | None:
@@ -102,6 +113,26 @@ def grants_for(index: Index, user: UserInfo) -> list[Grant]:
 
 
 def allows(index: Index, user: UserInfo, attrs: RequestAttributes) -> bool:
+    """Does a rule bound to the user allow the request? Remembered on the index (module docstring)."""
+    who = (user.name, user.groups)
+    names = index.names_matter.get(who)
+    if names is None:
+        names = index.names_matter[who] = any(r.get("resourceNames") for g in grants_for(index, user) for r in g.rules)
+    if attrs.resource_request:
+        what: tuple[Any, ...] = (attrs.verb, attrs.api_group, attrs.resource, attrs.subresource, attrs.namespace,
+                                 attrs.name if names else None)  # fmt: skip
+    else:
+        what = (attrs.verb, attrs.path)
+    key = (who, what)
+    decided = index.decided.get(key)
+    if decided is None:
+        if len(index.decided) >= DECISIONS_KEPT:
+            index.decided.clear()
+        decided = index.decided[key] = _allows(index, user, attrs)
+    return decided
+
+
+def _allows(index: Index, user: UserInfo, attrs: RequestAttributes) -> bool:
     for grant in grants_for(index, user):
         if grant.namespace is not None and (not attrs.resource_request or grant.namespace != attrs.namespace):
             continue  # a RoleBinding grants only inside its namespace, never cluster-scoped or paths
