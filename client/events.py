@@ -29,10 +29,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from api.errors import NotFoundError
+from api.timestamps import now_rfc3339
 from client.rest import RESTClient
 
 log = logging.getLogger("client.events")
@@ -40,11 +40,6 @@ log = logging.getLogger("client.events")
 NORMAL, WARNING = "Normal", "Warning"
 QUEUE_SIZE = 1000
 SEEN_CACHE_SIZE = 4096  # aggregation keys remembered, least recently used dropped first (as client-go)
-
-
-def _now() -> str:
-    """RFC 3339 to the second, as Kubernetes writes a Time."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -93,7 +88,7 @@ class EventRecorder:
                 self._worker = asyncio.get_running_loop().create_task(
                     self._run(), name=f"events:{self.component}"
                 )
-            self._queue.put_nowait((object_reference(obj), type_, reason, message, _now()))
+            self._queue.put_nowait((object_reference(obj), type_, reason, message, now_rfc3339()))
         except asyncio.QueueFull:
             self.dropped += 1
             log.warning("event queue full, dropping %s event %s: %s", type_, reason, message)

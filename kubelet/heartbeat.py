@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from api import errors
 from api.errors import AlreadyExistsError, ConflictError, NotFoundError, StatusError
+from api.timestamps import now_rfc3339
 from client import NORMAL, ConnectionFailed
 from kubelet import node as nodes
 from kubelet.node import NodeState
@@ -65,7 +66,7 @@ class Heartbeats:
 
     async def register(self, node: NodeState, existing: dict[str, Any] | None) -> None:
         """Create the Node, or bring an existing one up to date (kubelet restart)."""
-        now = nodes.now_rfc3339()
+        now = now_rfc3339()
         if existing is None:
             try:
                 created = await self.client.create("nodes", nodes.new_node(self.cfg, node, now))
@@ -188,7 +189,7 @@ class Heartbeats:
     async def post_status(self, node: NodeState) -> None:
         # Only the conditions change between beats (capacity, addresses and nodeInfo were written
         # at registration), so only they travel: a small merge patch, like the kubelet's own diff.
-        patch = {"status": {"conditions": nodes.conditions(node.conditions, nodes.now_rfc3339())}}
+        patch = {"status": {"conditions": nodes.conditions(node.conditions, now_rfc3339())}}
         try:
             updated = await self.client.patch("nodes", node.name, patch, subresource="status")
         except NotFoundError:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import platform
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from client import EventRecorder
@@ -35,10 +34,6 @@ CONDITIONS: dict[str, tuple[str, str, str]] = {
     "PIDPressure": ("False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
     "Ready": ("True", "KubeletReady", "kubelet is posting ready status"),
 }
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def arch() -> str:

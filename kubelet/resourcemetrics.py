@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -37,6 +36,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from api.timestamps import rfc3339
 from kubelet.stats import NodeStats
 
 if TYPE_CHECKING:
@@ -134,13 +134,9 @@ async def metrics_resource(kubelet: Kubelet, request: Request) -> Response:
     return Response(body, media_type=CONTENT_TYPE_LATEST)
 
 
-def _time(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _usage(cpu: float, memory: int, ts: float) -> dict[str, Any]:
-    return {"cpu": {"time": _time(ts), "usageCoreNanoSeconds": int(cpu * 1e9)},
-            "memory": {"time": _time(ts), "workingSetBytes": memory}}  # fmt: skip
+    return {"cpu": {"time": rfc3339(ts), "usageCoreNanoSeconds": int(cpu * 1e9)},
+            "memory": {"time": rfc3339(ts), "workingSetBytes": memory}}  # fmt: skip
 
 
 async def stats_summary(kubelet: Kubelet, request: Request) -> Response:
@@ -152,11 +148,11 @@ async def stats_summary(kubelet: Kubelet, request: Request) -> Response:
         return PlainTextResponse("failed to get node stats", status_code=500)
     ts = s.timestamp
     return JSONResponse({
-        "node": {"nodeName": s.name, "startTime": _time(s.start_time), **_usage(s.cpu_seconds, s.memory_bytes, ts)},
+        "node": {"nodeName": s.name, "startTime": rfc3339(s.start_time), **_usage(s.cpu_seconds, s.memory_bytes, ts)},
         "pods": [{
             "podRef": {"name": p.name, "namespace": p.namespace, "uid": p.uid},
-            "startTime": _time(p.start_time),
-            "containers": [{"name": c.name, "startTime": _time(c.start_time),
+            "startTime": rfc3339(p.start_time),
+            "containers": [{"name": c.name, "startTime": rfc3339(c.start_time),
                             **_usage(c.cpu_seconds, c.memory_bytes, ts)} for c in p.containers],
             **_usage(p.cpu_seconds, p.memory_bytes, ts),
         } for p in s.pods],

@@ -21,19 +21,15 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 from api.quantity import NANO, Format, Quantity
+from api.timestamps import rfc3339
 from metrics_server.storage import Usage
 
 GROUP = "metrics.k8s.io"
 VERSION = "v1beta1"
 GROUP_VERSION = f"{GROUP}/{VERSION}"
-
-
-def rfc3339(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def go_duration(nanos: int) -> str:

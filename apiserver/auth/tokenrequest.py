@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import jwt
@@ -22,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from fastapi import Request, Response
 
 from api import errors, registry
+from api.timestamps import rfc3339
 from apiserver.admission import Attributes
 from apiserver.auth.serviceaccount_tokens import key_id
 from apiserver.handlers.common import json_response, read_object_body
@@ -48,10 +48,6 @@ class TokenIssuer:
 
     def sign(self, claims: dict[str, Any]) -> str:
         return jwt.encode(claims, self.key, algorithm=self.algorithm, headers={"kid": self.kid})
-
-
-def _rfc3339(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 async def handle_token_request(server: APIServer, request: Request, info: RequestInfo) -> Response:
@@ -97,7 +93,7 @@ async def handle_token_request(server: APIServer, request: Request, info: Reques
     spec.update(audiences=audiences, expirationSeconds=seconds)
     answer = {
         "kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
-        "metadata": {"name": info.name, "namespace": info.namespace, "creationTimestamp": _rfc3339(now)},
-        "spec": spec, "status": {"token": issuer.sign(claims), "expirationTimestamp": _rfc3339(now + seconds)},
+        "metadata": {"name": info.name, "namespace": info.namespace, "creationTimestamp": rfc3339(now)},
+        "spec": spec, "status": {"token": issuer.sign(claims), "expirationTimestamp": rfc3339(now + seconds)},
     }  # fmt: skip
     return json_response(answer, 201)

@@ -22,8 +22,9 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
+
+from api.timestamps import rfc3339
 
 Obj = dict[str, Any]
 
@@ -39,10 +40,6 @@ class Condition:
     status: str
     reason: str
     message: str
-
-
-def rfc3339(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def set_condition(conditions: list[Obj], cond: Condition, now: float) -> list[Obj]:

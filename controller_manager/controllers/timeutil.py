@@ -6,11 +6,9 @@ renewTime, events) carries a fraction. Controllers write the first and must read
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+from api.timestamps import now_rfc3339 as now_rfc3339  # written as everything else writes it
 
 
 def parse_time(value: str | None) -> float | None:
