@@ -119,7 +119,7 @@ async def create_and_wait(url: str, count: int) -> dict[str, list[float]]:
         await asyncio.wait_for(done.wait(), 120)
         watcher.cancel()
     return {stage: [when[name] - sent[name] for name in sent]
-            for stage, when in (("created", answered), ("bound", bound), ("ready", seen))}  # fmt: skip
+            for stage, when in (("answered", answered), ("bound", bound), ("ready", seen))}  # fmt: skip
 
 
 def main() -> None:
@@ -175,7 +175,7 @@ def main() -> None:
             },  # fmt: skip
             **{f"create_to_{stage}_s": {"p50": round(statistics.median(stages[stage]), 3),
                                         "p99": round(pct(stages[stage], 0.99), 3)}
-               for stage in ("created", "bound")},  # fmt: skip
+               for stage in ("answered", "bound")},  # fmt: skip
             "kubelets_cpu_percent_of_one_core": round(cpu_pct, 2),
             "kubelets_cpu_percent_per_100_pods": round(cpu_pct * per100, 2),
             "kubelets_rss_mib": round(kubelet_rss / 2**20, 1),
