@@ -140,9 +140,12 @@ async def test_a_commit_reaches_exactly_the_watches_whose_prefix_holds_each_key(
     try:
         for prefix, watch, first in zip(prefixes, watches, firsts, strict=True):
             wanted = [k for k in keys + markers if k.startswith(prefix)]
-            got = [await first, *await take(watch, len(wanted) - 1)]
+            got = [await asyncio.wait_for(first, 10), *await take(watch, len(wanted) - 1)]
             assert sorted(e.key for e in got) == sorted(wanted), prefix
             assert [e.revision for e in got] == sorted(e.revision for e in got), prefix
     finally:
+        for first in firsts:  # a watch still waiting for its first event cannot be closed under it
+            first.cancel()
+        await asyncio.gather(*firsts, return_exceptions=True)
         for w in watches:
             await w.aclose()
