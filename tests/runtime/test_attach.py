@@ -64,7 +64,12 @@ def test_attach_with_a_terminal_types_into_the_containers_shell(secure: Secure) 
     term = kubectl_on_a_terminal(secure, "attach", name, "-c", "main", "-i", "-t", rows=33, cols=111)
     try:
         term.read_until(PROMPT.encode())
-        term.type(b"tty; stty size; echo $TERM; echo h''i-$((40+2))\n")
+        # kubectl sends the size twice, one row and column larger and then as it is (so that a
+        # re-attach redraws the screen), from a goroutine of its own: input typed at once can reach
+        # the shell before the second resize. So the shell waits for the size (written so that the
+        # echoed command line does not contain it) and only then prints it.
+        term.type(b'until [ "$(stty size)" = "$((32+1)) $((110+1))" ]; do sleep 0.1; done; '
+                  b"tty; stty size; echo $TERM; echo h''i-$((40+2))\n")  # fmt: skip
         term.read_until(b"hi-42")
         assert b"/dev/pts/" in term.seen  # the container's own terminal
         assert b"33 111" in term.seen  # kubectl's size reached it (TIOCSWINSZ)
