@@ -17,21 +17,11 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
-from api.timestamps import rfc3339
+from api.timestamps import parse_time, rfc3339
 from kubelet.logs import Run
 from kubelet.runtime import Plan, image_id, qualified_image
-
-
-def parse_rfc3339(text: str | None) -> float | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 @dataclass
@@ -154,7 +144,7 @@ class Container:
         if "running" in state:
             self.container_id = status.get("containerID") or "fake://" + secrets.token_hex(32)
             self.state, self.reason = "running", ""
-            self.started_at = parse_rfc3339(state["running"].get("startedAt"))
+            self.started_at = parse_time(state["running"].get("startedAt"))
             if self.plan.seconds is not None and self.started_at is not None:
                 self.finish_at = self.started_at + self.plan.seconds
         elif "waiting" in state and self.last_terminated:  # caught in CrashLoopBackOff
@@ -162,13 +152,13 @@ class Container:
             self.container_id = status.get("containerID") or t.get("containerID") or ""
             self.state = "terminated"  # the restart logic takes it from here
             self.exit_code = int(t.get("exitCode") or 0)
-            self.started_at = parse_rfc3339(t.get("startedAt"))
-            self.finished_at = parse_rfc3339(t.get("finishedAt"))
+            self.started_at = parse_time(t.get("startedAt"))
+            self.finished_at = parse_time(t.get("finishedAt"))
         elif "terminated" in state:
             t = state["terminated"]
             self.container_id = t.get("containerID") or status.get("containerID") or ""
             self.state = "terminated"
             self.exit_code = int(t.get("exitCode") or 0)
             self.term_reason = t.get("reason") if t.get("reason") not in (None, "Completed", "Error") else ""
-            self.started_at = parse_rfc3339(t.get("startedAt"))
-            self.finished_at = parse_rfc3339(t.get("finishedAt"))
+            self.started_at = parse_time(t.get("startedAt"))
+            self.finished_at = parse_time(t.get("finishedAt"))

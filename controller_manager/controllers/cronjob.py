@@ -33,11 +33,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from api import errors
+from api.timestamps import parse_time
 from client import NORMAL, WARNING
 from client.informer import split_key
 from controller_manager.controller import Controller
 from controller_manager.controllers import cronjob_schedule as cs
-from controller_manager.controllers.timeutil import parse_time
 
 log = logging.getLogger("controller_manager")
 Obj = dict[str, Any]

@@ -33,8 +33,8 @@ import math
 import struct
 from typing import Any
 
+from api.timestamps import now_rfc3339
 from controller_manager.controllers.pod_util import parse_time
-from controller_manager.controllers.timeutil import now_rfc3339
 
 Obj = dict[str, Any]
 

@@ -31,10 +31,10 @@ import time
 from typing import Any
 
 from api import errors, labels
+from api.timestamps import now_rfc3339, parse_time
 from client.informer import meta_namespace_key
 from controller_manager.controller import Controller
 from controller_manager.controllers.pod_util import is_ready
-from controller_manager.controllers.timeutil import now_rfc3339, parse_time
 
 Obj = dict[str, Any]
 

@@ -22,9 +22,9 @@ from typing import Any
 from api.duration import parse_duration
 from api.errors import StatusError
 from api.quantity import Quantity, QuantityError
+from api.timestamps import parse_time
 from client import ConnectionFailed, RESTClient
 from controller_manager.controllers.hpa_replica_calculator import PodMetric, PodMetricsInfo, ReplicaCalculationError
-from controller_manager.controllers.timeutil import parse_time
 
 Obj = Mapping[str, Any]
 

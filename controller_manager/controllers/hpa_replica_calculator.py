@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from api.quantity import Quantity, QuantityError
-from controller_manager.controllers.timeutil import parse_time
+from api.timestamps import parse_time
 
 Obj = Mapping[str, Any]
 CPU = "cpu"

@@ -65,6 +65,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from api.labels import Selector, from_label_selector
+from api.timestamps import now_rfc3339
 from client import NORMAL, index_by_owner_uid, meta_namespace_key
 from controller_manager.controllers import job_backoff_per_index as per_index
 from controller_manager.controllers import job_indexed
@@ -109,7 +110,6 @@ from controller_manager.controllers.replica_manager import (
     orphans_by_namespace,
     slow_start_batch,
 )
-from controller_manager.controllers.timeutil import now_rfc3339
 
 log = logging.getLogger("controller_manager")
 Obj = dict[str, Any]

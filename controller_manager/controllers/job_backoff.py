@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from controller_manager.controllers.timeutil import parse_time
+from api.timestamps import parse_time
 
 Obj = dict[str, Any]
 

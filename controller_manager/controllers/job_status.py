@@ -29,6 +29,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from api.timestamps import now_rfc3339
 from client import NORMAL, WARNING, EventRecorder, RESTClient
 from controller_manager.controllers import job_indexed
 from controller_manager.controllers.job_backoff import BackoffRecord, BackoffStore
@@ -43,7 +44,6 @@ from controller_manager.controllers.job_tracking import (
     remove_tracking_finalizer,
     uncounted_of,
 )
-from controller_manager.controllers.timeutil import now_rfc3339
 
 Obj = dict[str, Any]
 

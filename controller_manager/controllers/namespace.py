@@ -25,9 +25,9 @@ from typing import Any
 
 from api import errors, registry
 from api.registry import ResourceType
+from api.timestamps import now_rfc3339
 from client.rest import resource_path
 from controller_manager.controller import Controller
-from controller_manager.controllers.timeutil import now_rfc3339
 
 log = logging.getLogger("controller_manager")
 FINALIZER = "kubernetes"

@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 from api import errors
+from api.timestamps import now_rfc3339
 from client import NORMAL, WARNING, index_by_node_name
 from controller_manager.context import ControllerContext
 from controller_manager.controller import Controller
@@ -35,7 +36,6 @@ from controller_manager.controllers.nodelifecycle_eviction import NoExecuteTaint
 from controller_manager.controllers.nodelifecycle_health import NodeHealthTracker, mark_unknown, ready_status
 from controller_manager.controllers.nodelifecycle_taints import desired_taints, no_execute_taints, reconcile_taints
 from controller_manager.controllers.nodelifecycle_zones import Zones, zone_of
-from controller_manager.controllers.timeutil import now_rfc3339
 
 log = logging.getLogger("controller_manager")
 BY_NODE = "byNode"

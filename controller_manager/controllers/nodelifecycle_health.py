@@ -21,7 +21,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from controller_manager.controllers.timeutil import parse_time
+from api.timestamps import parse_time
 
 # Besides Ready, the kubelet reports these; when it goes silent they all become Unknown.
 REMAINING_CONDITIONS = ("MemoryPressure", "DiskPressure", "PIDPressure")

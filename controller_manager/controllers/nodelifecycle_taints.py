@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from api import nodeaffinity
-from controller_manager.controllers.timeutil import parse_time
+from api.timestamps import parse_time
 
 NOT_READY = "node.kubernetes.io/not-ready"
 UNREACHABLE = "node.kubernetes.io/unreachable"

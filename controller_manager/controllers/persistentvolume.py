@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from api import errors
+from api.timestamps import now_rfc3339
 from client.informer import meta_namespace_key
 from controller_manager.controller import Controller
 from controller_manager.controllers.persistentvolume_match import best_volume, claim_class, claim_ref_is
-from controller_manager.controllers.timeutil import now_rfc3339
 
 Obj = dict[str, Any]
 

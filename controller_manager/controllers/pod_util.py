@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from controller_manager.controllers import timeutil
+from api import timestamps
 
 Obj = dict[str, Any]
 
@@ -33,7 +33,7 @@ _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 def parse_time(ts: str | None) -> float:
     """RFC 3339 (`2024-05-01T10:00:00Z`, fractions allowed) → Unix seconds; 0 when missing."""
-    return timeutil.parse_time(ts) or 0.0
+    return timestamps.parse_time(ts) or 0.0
 
 
 def is_active(pod: Obj) -> bool:

@@ -26,9 +26,9 @@ import time
 from typing import Any
 
 from api import errors
+from api.timestamps import parse_time
 from client.informer import meta_namespace_key, split_key
 from controller_manager.controller import Controller
-from controller_manager.controllers.timeutil import parse_time
 
 log = logging.getLogger("controller_manager")
 OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 from api.errors import ConflictError, ForbiddenError, NotFoundError
 from api.labels import Selector
+from api.timestamps import now_rfc3339
 from client import NORMAL, WARNING, index_by_owner_uid, meta_namespace_key
 from controller_manager.controller import Controller
 from controller_manager.controllers.controller_ref_manager import (
@@ -45,7 +46,6 @@ from controller_manager.controllers.controller_ref_manager import (
 from controller_manager.controllers.deployment_util import semantically_equal
 from controller_manager.controllers.expectations import ControllerExpectations
 from controller_manager.controllers.pod_util import deletion_order, is_active, is_available, is_ready
-from controller_manager.controllers.timeutil import now_rfc3339
 
 log = logging.getLogger("controller_manager")
 Obj = dict[str, Any]

@@ -20,9 +20,9 @@ import time
 from typing import Any
 
 from api import errors
+from api.timestamps import parse_time
 from client.informer import split_key
 from controller_manager.controller import Controller
-from controller_manager.controllers.timeutil import parse_time
 
 Obj = dict[str, Any]
 

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from kubelet.containers import parse_rfc3339
+from api.timestamps import parse_time
 from kubelet.runtime import plan_for
 from kubelet.simprobe import exec_result, listening_ports, script_of
 from tests.kubelet.conftest import condition, container_status, get, pod_path, unique, wait_pod
@@ -67,7 +67,7 @@ def create(api: httpx.Client, node: str, name: str, container: dict[str, Any], *
 
 
 def parse(text: str) -> float:
-    t = parse_rfc3339(text)
+    t = parse_time(text)
     assert t is not None
     return t
 
