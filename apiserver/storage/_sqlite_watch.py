@@ -134,23 +134,12 @@ class Broadcast:
         return subs
 
     def publish(self, events: list[WatchEvent]) -> None:
-        by_root = self._by_root
-        if len(events) == 1:
-            root = _root(events[0].key)
-            subs = by_root.get(root)
-            for sub in self._for_root(root) if subs is None else subs:
-                sub.offer(events)
-            return
         batches: dict[Subscriber, list[WatchEvent]] = {}
         for event in events:
             root = _root(event.key)
-            subs = by_root.get(root)
+            subs = self._by_root.get(root)
             for sub in self._for_root(root) if subs is None else subs:
-                batch = batches.get(sub)
-                if batch is None:
-                    batches[sub] = [event]
-                else:
-                    batch.append(event)
+                batches.setdefault(sub, []).append(event)
         for sub, batch in batches.items():
             sub.offer(batch)
 
