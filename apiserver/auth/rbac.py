@@ -40,7 +40,7 @@ class Grant:
     via: str  # "ClusterRoleBinding/x" or "RoleBinding/ns/x", for rules reviews and debugging
 
 
-DECISIONS_KEPT = 4096  # remembered decisions per index; past that they are forgotten and start over
+DECISIONS_KEPT = 4096  # remembered decisions (and users) per index; past that they are forgotten and start over
 
 
 @dataclass
@@ -117,6 +117,8 @@ def allows(index: Index, user: UserInfo, attrs: RequestAttributes) -> bool:
     who = (user.name, user.groups)
     names = index.names_matter.get(who)
     if names is None:
+        if len(index.names_matter) >= DECISIONS_KEPT:
+            index.names_matter.clear()
         names = index.names_matter[who] = any(r.get("resourceNames") for g in grants_for(index, user) for r in g.rules)
     if attrs.resource_request:
         what: tuple[Any, ...] = (attrs.verb, attrs.api_group, attrs.resource, attrs.subresource, attrs.namespace,
