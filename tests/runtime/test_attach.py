@@ -15,7 +15,6 @@ import re
 import select
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from kubelet.process import SHIM_COMMAND
 from kubelet.shim_attach import CLOSE, HELLO, STDIN, STDOUT, frame, short_path
 from kubelet.streaming import parse_resize
 from tests.runtime.test_exec import Secure, secure  # noqa: F401  (the module's cluster)
@@ -216,7 +216,7 @@ def shim_run(tmp_path: Path, argv: list[str], **spec: Any) -> tuple[Path, list[s
     directory.mkdir()
     (directory / "spec.marshal").write_bytes(marshal.dumps({"argv": argv, "env": {"PATH": "/usr/bin:/bin"}, **spec}))
     repo = Path(__file__).resolve().parents[2]
-    return directory, [sys.executable, "-S", "-m", "kubelet.shim", str(directory)], {"PYTHONPATH": str(repo)}
+    return directory, [*SHIM_COMMAND, str(directory)], {"PYTHONPATH": str(repo)}
 
 
 @pytest.mark.parametrize("spec", [{"stdin": True}, {"stdin": True, "tty": True}], ids=["stdin", "tty"])
