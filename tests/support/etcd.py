@@ -162,8 +162,12 @@ class EtcdProcess:
     def spawn(self) -> None:
         """Start the process without waiting (a cluster member is healthy only once a quorum runs)."""
         with open(self.log_path, "ab") as log:
+            # Its own session: no job-control signal meant for the test run's process group
+            # (a terminal's Ctrl-Z, the kernel's SIGHUP + SIGCONT to an orphaned group that holds
+            # a stopped process) reaches it, so a `freeze()` lasts until `thaw()`.
             self._proc = subprocess.Popen(
-                _die_with_parent(self._args()), stdout=log, stderr=log, stdin=subprocess.DEVNULL
+                _die_with_parent(self._args()), stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                start_new_session=True,
             )
 
     def _wait_healthy(self, timeout: float) -> None:
@@ -213,11 +217,44 @@ class EtcdProcess:
             self._proc.wait()
         self._proc = None
 
-    def freeze(self) -> None:
-        """SIGSTOP: etcd stays alive but answers nothing (a hung server; sockets stay open)."""
-        if self.running:
-            assert self._proc is not None
-            os.kill(self._proc.pid, signal.SIGSTOP)
+    def freeze(self, timeout: float = 10.0) -> None:
+        """SIGSTOP: etcd stays alive but answers nothing (a hung server; sockets stay open).
+
+        The signal only asks the kernel to stop the process: each of etcd's threads stops when it
+        next enters the kernel. This returns once every thread is stopped, so a request sent after
+        it can never be answered until `thaw()`.
+        """
+        assert self._proc is not None and self._proc.poll() is None, "freeze() needs a running etcd"
+        os.kill(self._proc.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + timeout
+        while not self.frozen():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"etcd not stopped {timeout}s after SIGSTOP: {self.thread_states()}")
+            time.sleep(0.001)  # poll interval of a wait-for-condition
+
+    def thread_states(self) -> dict[int, str]:
+        """Each thread's state letter from /proc (T: stopped by a signal; empty once it is gone)."""
+        states: dict[int, str] = {}
+        if self._proc is None:
+            return states
+        task_dir = f"/proc/{self._proc.pid}/task"
+        try:
+            tids = os.listdir(task_dir)
+        except OSError:
+            return states
+        for tid in tids:
+            try:
+                with open(f"{task_dir}/{tid}/stat") as f:
+                    # "tid (comm) S ...": the state follows the last ')' (comm may hold one).
+                    states[int(tid)] = f.read().rpartition(")")[2].split()[0]
+            except (OSError, IndexError):
+                continue
+        return states
+
+    def frozen(self) -> bool:
+        """Whether every thread is stopped (`freeze()` holds)."""
+        states = self.thread_states()
+        return bool(states) and all(state == "T" for state in states.values())
 
     def thaw(self) -> None:
         """SIGCONT: undo `freeze()`."""
