@@ -24,8 +24,7 @@ def serve(address: str, port: int, ready: Callable[[], bool]) -> asyncio.Task[No
 
     app = Starlette(routes=[Route("/healthz", healthz), Route("/readyz", readyz)])
     server = uvicorn.Server(uvicorn.Config(app, host=address, port=port, log_level="warning", lifespan="off"))
-    # main() owns SIGTERM/SIGINT; uvicorn must not take them over (older and newer uvicorn hooks).
-    server.install_signal_handlers = lambda: None  # type: ignore[attr-defined]
+    # main() owns SIGTERM/SIGINT; uvicorn must not take them over.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
 
     async def run() -> None:

@@ -22,7 +22,7 @@ def serve_health(address: str, port: int, status: Callable[[], tuple[int, str]])
 
     app = Starlette(routes=[Route("/healthz", healthz), Route("/livez", healthz)])
     server = uvicorn.Server(uvicorn.Config(app, host=address, port=port, log_level="warning", lifespan="off"))
-    server.install_signal_handlers = lambda: None  # type: ignore[attr-defined]  # main() owns the signals
+    # main() owns SIGTERM/SIGINT; uvicorn must not take them over.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
 
     async def run() -> None:

@@ -144,7 +144,8 @@ async def _main(cfg: ProxyConfig, options: dict[str, Any]) -> int:
         loop.add_signal_handler(sig, task.cancel)
     client, factory, services, slices = await _informers(options)
     proxier = Proxier(services, slices, cfg, _is_local(options["node"]), options["min_sync"], options["sync"])
-    health = serve_health(*options["health"], lambda: _healthz(proxier)) if options["health"][1] else None
+    health_address, health_port = options["health"]
+    health = serve_health(health_address, health_port, lambda: _healthz(proxier)) if health_port else None
     factory.start()
     try:
         await factory.wait_for_cache_sync()

@@ -95,15 +95,15 @@ def service(
     kind: str, name: str, tcp: list[str], cluster_ip: str | None, node_port: int, external_name: str | None
 ) -> Obj:
     svc_type = SERVICE_TYPES[kind]
-    specs = [p for spec in tcp for p in spec.split(",") if p]
+    specs = [p for given in tcp for p in given.split(",") if p]
     if svc_type == "ExternalName":
         if not external_name:
             raise CmdError("--external-name must be specified")
     elif not specs and cluster_ip != "None":
         raise CmdError("at least one tcp port specifier must be provided")
     ports: list[Obj] = []
-    for spec in specs:
-        port_text, _, target = spec.partition(":")
+    for port_spec in specs:
+        port_text, _, target = port_spec.partition(":")
         if not port_text.isdigit():
             raise CmdError(f'strconv.Atoi: parsing "{port_text}": invalid syntax')
         p: Obj = {

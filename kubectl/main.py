@@ -178,7 +178,7 @@ def hoist_create_flags(args: list[str]) -> list[str]:
 def _completion_words_without_globals() -> None:
     """On TAB (bash), drop the global flags from the words click will parse, as for a command line
     (`-n kube-system get cm <TAB>`); kubectl.completion reads -n from the original words."""
-    from click.parser import split_arg_string
+    from click.shell_completion import split_arg_string
 
     words = split_arg_string(os.environ.get("COMP_WORDS", ""))
     cword = int(os.environ.get("COMP_CWORD", len(words)))

@@ -97,11 +97,11 @@ def _merge_options(base: list[str], extra: list[dict[str, Any]]) -> list[str]:
     merged: dict[str, str] = {}
     for opt in base:
         merged[opt.partition(":")[0]] = opt
-    for opt in extra:
-        name = str(opt.get("name") or "")
+    for option in extra:
+        name = str(option.get("name") or "")
         if not name:
             continue
-        value = opt.get("value")
+        value = option.get("value")
         merged[name] = f"{name}:{value}" if value not in (None, "") else name
     return list(merged.values())
 

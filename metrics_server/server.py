@@ -144,6 +144,5 @@ def serve(app: Starlette, host: str, port: int) -> tuple[uvicorn.Server, asyncio
     """Start serving; stop with `server.should_exit = True` and await the task."""
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
     # main() owns SIGTERM/SIGINT; uvicorn must not take them over.
-    server.install_signal_handlers = lambda: None  # type: ignore[attr-defined]
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     return server, asyncio.get_running_loop().create_task(server.serve(), name="metrics-server-http")

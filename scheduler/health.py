@@ -45,7 +45,6 @@ def serve(
         routes += [Route("/debug/pprof/", pprof_index), Route("/debug/pprof/goroutine", pprof_goroutine)]
     app = Starlette(routes=routes)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    # main() owns SIGTERM/SIGINT; uvicorn must not take them over (older and newer uvicorn hooks).
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    # main() owns SIGTERM/SIGINT; uvicorn must not take them over.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     return asyncio.create_task(server.serve(), name="scheduler-http")

@@ -52,7 +52,7 @@ class RolloutMixin(DeploymentSyncMixin):
     async def is_scaling_event(self, d: Obj, rs_list: list[Obj]) -> bool:
         new_rs, old = await self.get_all_replica_sets(d, rs_list, create=False)
         for rs in du.active([new_rs, *old]):
-            desired = du.annotations(rs).get(du.DESIRED_REPLICAS)
+            desired = du.annotations_of(rs).get(du.DESIRED_REPLICAS)
             if desired is not None and desired != str(du.replicas(d)):
                 return True
         return False

@@ -51,7 +51,7 @@ class DeploymentSyncMixin:
 
     async def set_deployment_revision(self, d: Obj, rev: str) -> None:
         """The revision annotation lives in metadata, which `/status` does not write: PATCH it."""
-        if du.annotations(d).get(du.REVISION) == rev:
+        if du.annotations_of(d).get(du.REVISION) == rev:
             return
         meta = d["metadata"]
         patch = {"metadata": {"annotations": {du.REVISION: rev}}}
@@ -65,7 +65,7 @@ class DeploymentSyncMixin:
         ops = [
             {"op": "test", "path": "/spec/replicas", "value": int((rs.get("spec") or {}).get("replicas", 1))},
             {"op": "replace", "path": "/spec/replicas", "value": new_replicas},
-            {"op": "add", "path": "/metadata/annotations", "value": du.annotations(rs)},
+            {"op": "add", "path": "/metadata/annotations", "value": du.annotations_of(rs)},
         ]
         try:
             _replace(rs, await self.client.patch(RS, meta["name"], ops, meta.get("namespace"), patch_type="json"))
@@ -91,7 +91,7 @@ class DeploymentSyncMixin:
             if changed or int(rs_copy["spec"].get("minReadySeconds") or 0) != min_ready:
                 rs_copy["spec"]["minReadySeconds"] = min_ready
                 _replace(existing, await self.client.update(RS, rs_copy))
-            await self.set_deployment_revision(d, du.annotations(existing).get(du.REVISION, ""))
+            await self.set_deployment_revision(d, du.annotations_of(existing).get(du.REVISION, ""))
             if du.has_progress_deadline(d) and du.get_condition(status, du.PROGRESSING) is None:
                 msg = f'Found new replica set "{existing["metadata"]["name"]}"'
                 du.set_condition(status, du.new_condition(du.PROGRESSING, "True", du.FOUND_NEW_RS, msg))
@@ -218,7 +218,7 @@ class DeploymentSyncMixin:
             fraction = -du.replicas(rs)
         else:
             try:
-                annotated = int(du.annotations(rs).get(du.MAX_REPLICAS, ""))
+                annotated = int(du.annotations_of(rs).get(du.MAX_REPLICAS, ""))
             except ValueError:
                 annotated = du.status_of(d, "replicas")
             target = du.replicas(rs) * (want + du.max_surge(d)) / annotated if annotated else du.replicas(rs)
@@ -231,7 +231,7 @@ class DeploymentSyncMixin:
         want = du.replicas(d)
         return (
             du.replicas(rs) == want
-            and du.annotations(rs).get(du.DESIRED_REPLICAS) == str(want)
+            and du.annotations_of(rs).get(du.DESIRED_REPLICAS) == str(want)
             and du.status_of(rs, "availableReplicas") == want
         )
 

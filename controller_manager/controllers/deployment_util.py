@@ -127,7 +127,7 @@ def status_of(obj: Obj, field: str) -> int:
     return int((obj.get("status") or {}).get(field) or 0)
 
 
-def annotations(obj: Obj) -> dict[str, str]:
+def annotations_of(obj: Obj) -> dict[str, str]:
     meta = obj.setdefault("metadata", {})
     if not isinstance(meta.get("annotations"), dict):
         meta["annotations"] = {}
@@ -232,7 +232,7 @@ def new_rs_new_replicas(d: Obj, all_rss: list[Obj | None], new_rs: Obj) -> int:
 
 
 def set_replicas_annotations(rs: Obj, desired: int, max_replicas: int) -> bool:
-    ann = annotations(rs)
+    ann = annotations_of(rs)
     changed = False
     for key, value in ((DESIRED_REPLICAS, str(desired)), (MAX_REPLICAS, str(max_replicas))):
         if ann.get(key) != value:
@@ -243,7 +243,7 @@ def set_replicas_annotations(rs: Obj, desired: int, max_replicas: int) -> bool:
 
 def set_new_rs_annotations(d: Obj, rs: Obj, new_revision: int, exists: bool) -> bool:
     """Copy the Deployment's own annotations, and move the revision forward (never back)."""
-    ann = annotations(rs)
+    ann = annotations_of(rs)
     changed = False
     for key, value in ((d.get("metadata") or {}).get("annotations") or {}).items():
         if key not in SKIP_ANNOTATIONS and ann.get(key) != value:

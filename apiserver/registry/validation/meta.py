@@ -27,7 +27,7 @@ def _messages(result: object) -> list[str]:
         return []
     if isinstance(result, str):
         return [result]
-    return [str(m) for m in result]  # type: ignore[union-attr]
+    return [str(m) for m in result]  # type: ignore[attr-defined]
 
 
 def validate_labels(labels: object, path: str) -> Errors:
