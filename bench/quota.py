@@ -35,6 +35,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
+from bench.processcpu import cpu_seconds, settle  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
 
 CLIENTS = 16
@@ -46,14 +47,9 @@ def pod(name: str) -> dict[str, Any]:
     return {"metadata": {"name": name}, "spec": {"containers": [container]}}
 
 
-def _cpu_seconds(pid: int) -> float:
-    """utime + stime of a process, in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 async def chunk(base: str, namespace: str, prefix: str, total: int, server_pid: int) -> dict[str, float]:
-    """`total` pod creates from CLIENTS clients: how many, the seconds they took, the server's CPU seconds."""
+    """`total` pod creates from CLIENTS clients: how many, the seconds they took, the server's CPU
+    seconds (from idle to idle again: bench/processcpu.py)."""
     clients = [httpx.AsyncClient(base_url=base, timeout=30) for _ in range(CLIENTS)]
     per = total // CLIENTS
 
@@ -63,14 +59,17 @@ async def chunk(base: str, namespace: str, prefix: str, total: int, server_pid: 
             if r.status_code != 201:
                 raise RuntimeError(f"{r.status_code}: {r.text[:200]}")
 
-    cpu = _cpu_seconds(server_pid)
+    await settle(server_pid)
+    cpu = cpu_seconds(server_pid)
     started = time.perf_counter()
     try:
         await asyncio.gather(*(worker(i, c) for i, c in enumerate(clients)))
     finally:
         for c in clients:
             await c.aclose()
-    return {"creates": per * CLIENTS, "s": time.perf_counter() - started, "cpu_s": _cpu_seconds(server_pid) - cpu}
+    seconds = time.perf_counter() - started
+    await settle(server_pid)  # what the creates set going after their answers is theirs
+    return {"creates": per * CLIENTS, "s": seconds, "cpu_s": cpu_seconds(server_pid) - cpu}
 
 
 def setup(api: httpx.Client, namespace: str, quotas: int, counting_pods: int) -> None:
