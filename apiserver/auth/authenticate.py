@@ -42,7 +42,7 @@ class Authenticator:
     def __init__(
         self,
         *,
-        tokens: dict[str, UserInfo] | None = None,
+        tokens: tokenfile.TokenTable | None = None,
         service_accounts: ServiceAccountTokens | None = None,
         anonymous: bool = True,
     ) -> None:
