@@ -36,6 +36,7 @@ from apiserver.auth.security import Security
 from apiserver.flowcontrol import FlowController
 from apiserver.flowcontrol_schemas import classify, parse
 from apiserver.handlers.common import json_response
+from apiserver.tls_writes import CoalescingTransport
 
 log = logging.getLogger("apiserver")
 
@@ -179,6 +180,8 @@ def _peer_certificate(send: Send) -> bytes | None:
     against --client-ca-file; None on plain HTTP or when the client sent none. ASGI does not carry
     it, so it is read from the connection through uvicorn's request cycle, whose bound `send` this is."""
     transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if isinstance(transport, CoalescingTransport):  # the secure port's: read once per connection
+        return transport.peer_certificate
     ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
     return ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
 

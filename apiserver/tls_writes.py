@@ -10,9 +10,10 @@ keep-alive clients, 1.2 KB answers), joining them cut TLS's cost per request by 
 
 `CoalescingTransport` keeps the writes made during one pass of the loop and hands them to the
 real transport as one write at the end of it (`call_soon`), so nothing waits longer than the rest
-of that pass. Everything else (reading, flow control, close, abort, the peer's certificate) is
-the real transport's; a close sends what is kept first. A WebSocket upgrade (`exec`, `attach`)
-gets the real transport: the websocket protocol writes its own frames.
+of that pass. Everything else (reading, flow control, close, abort, `get_extra_info`) is
+the real transport's; a close sends what is kept first. The client's certificate is read once per
+connection and kept here, since authentication asks for it on every request. A WebSocket upgrade
+(`exec`, `attach`) gets the real transport: the websocket protocol writes its own frames.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ class CoalescingTransport:
         self._loop = loop
         self._kept: list[bytes] = []
         self._flush_scheduled = False
+        # The client's certificate (DER; None if it sent none), read once: the handshake is over
+        # when the protocol is told of the connection, and every request on it asks for it.
+        ssl_object = transport.get_extra_info("ssl_object")
+        self.peer_certificate: bytes | None = ssl_object.getpeercert(binary_form=True) if ssl_object else None
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         self._kept.append(bytes(data))

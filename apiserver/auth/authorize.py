@@ -17,6 +17,7 @@ this object`).
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from api import errors, registry
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from apiserver.watchcache import WatchCache
 
 MODES = ("AlwaysAllow", "AlwaysDeny", "Node", "RBAC")
+_GENERATION = attrgetter("generation")  # of a watch cache: moves with every change of its content
 
 
 def parse_modes(text: str) -> tuple[str, ...]:
@@ -75,7 +77,7 @@ class Authorizer:
         if not self._caches:
             self._caches = [self.server.cache(registry.by_key(k)) for k in rbac.KINDS]  # type: ignore[arg-type]
         caches = self._caches
-        revisions = tuple(c.generation for c in caches)
+        revisions = tuple(map(_GENERATION, caches))  # per request: map + attrgetter, no generator frame
         if revisions != self._index.revisions:
             objects = {k: list(c.objects.values()) for k, c in zip(rbac.KINDS, caches, strict=True)}
             self._index = rbac.build_index(objects, revisions)
