@@ -107,6 +107,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyCluster]:
             c.kubectl("delete", "deployments,pods,services", "--all", "--wait=false")
             if c.proxy is not None:
                 c.proxy.stop()
+            # A kube-proxy that did not reach its own cleanup (killed when its stop took longer than
+            # the grace, once seen under a full test run's load) leaves its table in the kernel:
+            # remove it as `mini-k8s down` does, then make sure nothing of ours is left.
+            subprocess.run([sys.executable, "-m", "kube_proxy", "--cleanup", *proxy_args], check=False,
+                           capture_output=True, timeout=60)  # fmt: skip
+            tables = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True).stdout
+            assert f"table ip {table}\n" not in tables + "\n", f"table ip {table} left in the kernel"
             if c.dns is not None:
                 c.dns.stop()
             c.kubelet.stop()
