@@ -40,6 +40,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
+from bench.processcpu import cpu_seconds  # noqa: E402
 from bench.simcluster import start_components  # noqa: E402
 from tests.controller_manager_workloads.podwatch import PodWatch  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
@@ -199,9 +200,8 @@ def cpu_by_process(server: APIServerProcess, procs: list[ComponentProcess]) -> d
 def _cpu_seconds(pid: int | None) -> float | None:
     if pid is None:
         return None
-    try:  # Linux /proc: fields 14 and 15 of stat are utime and stime in clock ticks
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 1)
+    try:
+        return round(cpu_seconds(pid), 1)
     except (OSError, IndexError, ValueError):
         return None
 

@@ -1,4 +1,4 @@
-"""A server's own CPU time, read from /proc, and waiting until it is idle.
+"""A server's own CPU time, read from /proc, waiting until it is idle, and chunks of requests measured by both.
 
 The benchmarks that judge a server by "requests per second of its CPU" share the machine's two
 cores with their client, so wall-clock throughput mixes the client's cost in. Reading the
@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+import httpx
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 IDLE_CPU_S = 0.01  # at most this much CPU in a sampling period counts as idle
@@ -32,3 +36,34 @@ async def settle(pid: int, limit_s: float = 5.0) -> None:
         await asyncio.sleep(SAMPLE_S)  # the sampling period of a wait-for-condition
         if cpu_seconds(pid) - before <= IDLE_CPU_S:
             return
+
+
+Chunk = dict[str, float]  # requests, s (wall clock), cpu_s (the server's, idle to idle)
+
+
+async def chunk(
+    clients: list[httpx.AsyncClient], total: int, make: Callable[[httpx.AsyncClient, str], Awaitable[httpx.Response]],
+    server_pid: int, expected: int,
+) -> Chunk:  # fmt: skip
+    """`total` requests, `make(client, "i-j")`, spread over `clients`; each must answer `expected`."""
+    per = total // len(clients)
+
+    async def worker(i: int, c: httpx.AsyncClient) -> None:
+        for j in range(per):
+            r = await make(c, f"{i}-{j}")
+            if r.status_code != expected:
+                raise RuntimeError(f"{r.status_code}: {r.text[:200]}")
+
+    await settle(server_pid)
+    cpu = cpu_seconds(server_pid)
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(i, c) for i, c in enumerate(clients)))
+    seconds = time.perf_counter() - started
+    await settle(server_pid)  # what the requests set going after their answers is theirs
+    return {"requests": per * len(clients), "s": seconds, "cpu_s": cpu_seconds(server_pid) - cpu}
+
+
+def rates(chunks: list[Chunk]) -> tuple[float, float]:
+    """(requests per second, requests per second of server CPU) over `chunks`."""
+    requests = sum(c["requests"] for c in chunks)
+    return requests / sum(c["s"] for c in chunks), requests / sum(c["cpu_s"] for c in chunks)

@@ -27,7 +27,6 @@ import os
 import platform
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from bench.processcpu import cpu_seconds, settle  # noqa: E402
+from bench.processcpu import Chunk, chunk, rates  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
 
 CLIENTS = 16
@@ -47,29 +46,15 @@ def pod(name: str) -> dict[str, Any]:
     return {"metadata": {"name": name}, "spec": {"containers": [container]}}
 
 
-async def chunk(base: str, namespace: str, prefix: str, total: int, server_pid: int) -> dict[str, float]:
-    """`total` pod creates from CLIENTS clients: how many, the seconds they took, the server's CPU
-    seconds (from idle to idle again: bench/processcpu.py)."""
+async def creates(base: str, namespace: str, prefix: str, total: int, server_pid: int) -> Chunk:
+    """`total` pod creates from CLIENTS fresh clients, measured (bench/processcpu.py)."""
     clients = [httpx.AsyncClient(base_url=base, timeout=30) for _ in range(CLIENTS)]
-    per = total // CLIENTS
-
-    async def worker(i: int, c: httpx.AsyncClient) -> None:
-        for j in range(per):
-            r = await c.post(f"/api/v1/namespaces/{namespace}/pods", json=pod(f"{prefix}-{i}-{j}"))
-            if r.status_code != 201:
-                raise RuntimeError(f"{r.status_code}: {r.text[:200]}")
-
-    await settle(server_pid)
-    cpu = cpu_seconds(server_pid)
-    started = time.perf_counter()
+    path = f"/api/v1/namespaces/{namespace}/pods"
     try:
-        await asyncio.gather(*(worker(i, c) for i, c in enumerate(clients)))
+        return await chunk(clients, total, lambda c, n: c.post(path, json=pod(f"{prefix}-{n}")), server_pid, 201)
     finally:
         for c in clients:
             await c.aclose()
-    seconds = time.perf_counter() - started
-    await settle(server_pid)  # what the creates set going after their answers is theirs
-    return {"creates": per * CLIENTS, "s": seconds, "cpu_s": cpu_seconds(server_pid) - cpu}
 
 
 def setup(api: httpx.Client, namespace: str, quotas: int, counting_pods: int) -> None:
@@ -89,12 +74,6 @@ SHAPES = {"no_quota": (0, 0), "one_counts_pods": (10, 1), "all_count_pods": (10,
 FIGURES = ("per_s", "per_server_cpu_s")
 
 
-def rates(chunks: list[dict[str, float]]) -> dict[str, float]:
-    creates = sum(c["creates"] for c in chunks)
-    seconds, cpu_seconds = sum(c["s"] for c in chunks), sum(c["cpu_s"] for c in chunks)
-    return {"per_s": creates / seconds, "per_server_cpu_s": creates / cpu_seconds}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="3 cycles instead of 8")
@@ -104,7 +83,7 @@ def main() -> None:
     cycles = args.cycles or (3 if args.quick else 8)
     server = APIServerProcess().start()
     assert server.proc is not None
-    measured: dict[str, list[dict[str, float]]] = {shape: [] for shape in SHAPES}
+    measured: dict[str, list[Chunk]] = {shape: [] for shape in SHAPES}
     try:
         with server.client() as api:
             for shape, (quotas, counting) in SHAPES.items():
@@ -116,18 +95,18 @@ def main() -> None:
                 order = list(SHAPES)[cycle % len(SHAPES) :] + list(SHAPES)[: cycle % len(SHAPES)]
                 for shape in order:
                     measured[shape].append(
-                        await chunk(server.url, shape.replace("_", "-"), f"c{cycle}", args.chunk, server.proc.pid)
+                        await creates(server.url, shape.replace("_", "-"), f"c{cycle}", args.chunk, server.proc.pid)
                     )
 
         asyncio.run(run())
     finally:
         server.cleanup()
 
-    totals = {shape: rates(chunks) for shape, chunks in measured.items()}
+    totals = {shape: dict(zip(FIGURES, rates(chunks), strict=True)) for shape, chunks in measured.items()}
     quota_shapes = list(SHAPES)[1:]
     ratios = {f: {s: round(totals[s][f] / totals["no_quota"][f], 3) for s in quota_shapes} for f in FIGURES}
     by_cycle = {
-        s: sorted(round(rates([measured[s][c]])["per_s"] / rates([measured["no_quota"][c]])["per_s"], 3)
+        s: sorted(round(rates([measured[s][c]])[0] / rates([measured["no_quota"][c]])[0], 3)
                   for c in range(cycles))
         for s in quota_shapes
     }  # fmt: skip

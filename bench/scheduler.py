@@ -42,6 +42,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
 from api.errors import AlreadyExistsError, StatusError  # noqa: E402
+from bench.processcpu import cpu_seconds  # noqa: E402
 from client.errors import ConnectionFailed  # noqa: E402
 from client.rest import RESTClient  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
@@ -49,12 +50,6 @@ from tests.support.component import ComponentProcess, free_port, wait_for  # noq
 
 CONCURRENCY = 32
 SCHEDULER_ARGS = ["--kube-api-qps", "5000", "--kube-api-burst", "5000", "--parallel-binds", "64"]
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime (fields 14 and 15)
 
 
 def percentile(samples: list[float], p: float) -> float:

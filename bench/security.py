@@ -40,7 +40,7 @@ import ssl
 import statistics
 import sys
 import tempfile
-import time
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from bench.processcpu import cpu_seconds, settle  # noqa: E402
+from bench.processcpu import Chunk, chunk, rates  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
 from tests.support.component import free_port  # noqa: E402
 from tests.support.pki import CA  # noqa: E402
@@ -65,32 +65,6 @@ def pod(name: str) -> dict[str, Any]:
             "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]}}  # fmt: skip
 
 
-async def _chunk(clients: list[httpx.AsyncClient], total: int, make: Any, server_pid: int) -> dict[str, float]:
-    """`total` requests from `clients`: how many, the seconds they took, the server's CPU seconds
-    (from idle to idle again: bench/processcpu.py)."""
-    per = total // len(clients)
-
-    async def worker(i: int, c: httpx.AsyncClient) -> None:
-        for j in range(per):
-            r = await make(c, f"{i}-{j}")
-            if r.status_code >= 300:
-                raise RuntimeError(f"{r.status_code}: {r.text[:200]}")
-
-    await settle(server_pid)
-    cpu = cpu_seconds(server_pid)
-    started = time.perf_counter()
-    await asyncio.gather(*(worker(i, c) for i, c in enumerate(clients)))
-    seconds = time.perf_counter() - started
-    await settle(server_pid)  # what the requests set going after their answers is theirs
-    return {"requests": per * len(clients), "s": seconds, "cpu_s": cpu_seconds(server_pid) - cpu}
-
-
-def _rates(chunks: list[dict[str, float]]) -> tuple[float, float]:
-    """(requests per second, requests per second of server CPU) over `chunks`."""
-    requests = sum(c["requests"] for c in chunks)
-    return requests / sum(c["s"] for c in chunks), requests / sum(c["cpu_s"] for c in chunks)
-
-
 def _setup(plain: httpx.Client) -> None:
     plain.post("/api/v1/namespaces", json={"metadata": {"name": NS}}).raise_for_status()
     role = {"metadata": {"name": "pods", "namespace": NS},
@@ -105,21 +79,26 @@ def _setup(plain: httpx.Client) -> None:
 
 
 async def _measure(urls: dict[str, str], client_kw: dict[str, dict[str, Any]], pid: int, cycles: int,
-                   chunk: int) -> dict[str, dict[str, list[dict[str, float]]]]:  # fmt: skip
+                   size: int) -> dict[str, dict[str, list[Chunk]]]:  # fmt: skip
     clients = {side: [httpx.AsyncClient(base_url=urls[side], timeout=30.0, **client_kw[side])
                       for _ in range(CLIENTS)] for side in SIDES}  # fmt: skip
-    measured: dict[str, dict[str, list[dict[str, float]]]] = {s: {p: [] for p in PHASES} for s in SIDES}
+    measured: dict[str, dict[str, list[Chunk]]] = {s: {p: [] for p in PHASES} for s in SIDES}
     path = f"/api/v1/namespaces/{NS}/pods"
     try:
         for side in SIDES:  # connections made, TLS handshakes done, caches warm
-            await _chunk(clients[side], 400, lambda c, n, s=side: c.post(path, json=pod(f"warm-{s}-{n}")), pid)
+            await chunk(clients[side], 400, lambda c, n, s=side: c.post(path, json=pod(f"warm-{s}-{n}")), pid, 201)
         for cycle in range(cycles):
             for side in SIDES if cycle % 2 == 0 else SIDES[::-1]:
                 prefix = f"c{cycle}-{side}"
-                measured[side]["creates"].append(await _chunk(
-                    clients[side], chunk, lambda c, n, p=prefix: c.post(path, json=pod(f"{p}-{n}")), pid))  # fmt: skip
-                measured[side]["gets"].append(await _chunk(
-                    clients[side], chunk, lambda c, n, p=prefix: c.get(f"{path}/{p}-{n}"), pid))  # fmt: skip
+
+                def create(c: httpx.AsyncClient, n: str, p: str = prefix) -> Awaitable[httpx.Response]:
+                    return c.post(path, json=pod(f"{p}-{n}"))
+
+                def get(c: httpx.AsyncClient, n: str, p: str = prefix) -> Awaitable[httpx.Response]:
+                    return c.get(f"{path}/{p}-{n}")
+
+                measured[side]["creates"].append(await chunk(clients[side], size, create, pid, 201))
+                measured[side]["gets"].append(await chunk(clients[side], size, get, pid, 200))
     finally:
         for side in SIDES:
             for c in clients[side]:
@@ -162,13 +141,13 @@ def main() -> None:
     for side in SIDES:
         figures[side] = {}
         for phase in PHASES:
-            per_s, per_cpu_s = _rates(measured[side][phase])
+            per_s, per_cpu_s = rates(measured[side][phase])
             figures[side][f"{phase}_per_s"] = round(per_s, 1)
             figures[side][f"{phase}_per_server_cpu_s"] = round(per_cpu_s, 1)
     ratio = {k: round(figures["on"][k] / figures["off"][k], 3) for k in figures["off"]}
     by_cycle: dict[str, dict[str, float]] = {}
     for phase in PHASES:
-        single = sorted(_rates([on])[1] / _rates([off])[1]
+        single = sorted(rates([on])[1] / rates([off])[1]
                         for on, off in zip(measured["on"][phase], measured["off"][phase], strict=True))  # fmt: skip
         by_cycle[f"{phase}_per_server_cpu_s"] = {
             "min": round(single[0], 3), "median": round(statistics.median(single), 3), "max": round(single[-1], 3)
