@@ -109,6 +109,7 @@ class Informer:
         watch_timeout_seconds: int = 300,
         backoff_initial: float = 0.8,
         backoff_max: float = 30.0,
+        page_size: int = 0,  # 0: one LIST (served from the watch cache); see client/reflector.py
     ) -> None:
         self.rt = resource_type(resource)
         self._items: dict[str, Obj] = {}
@@ -128,6 +129,7 @@ class Informer:
             watch_timeout_seconds=watch_timeout_seconds,
             backoff_initial=backoff_initial,
             backoff_max=backoff_max,
+            page_size=page_size,
         )
 
     # ------------------------------------------------------------------ configuration
@@ -320,6 +322,7 @@ class SharedInformerFactory:
         watch_timeout_seconds: int = 300,
         backoff_initial: float = 0.8,
         backoff_max: float = 30.0,
+        page_size: int = 0,  # 0: one LIST (served from the watch cache); see client/reflector.py
     ) -> None:
         self.client = client
         self.namespace = namespace
@@ -327,6 +330,7 @@ class SharedInformerFactory:
             "watch_timeout_seconds": watch_timeout_seconds,
             "backoff_initial": backoff_initial,
             "backoff_max": backoff_max,
+            "page_size": page_size,
         }
         self._informers: dict[tuple[str, str | None, str | None], Informer] = {}
 
@@ -345,6 +349,7 @@ class SharedInformerFactory:
                 watch_timeout_seconds=int(self._options["watch_timeout_seconds"]),
                 backoff_initial=self._options["backoff_initial"],
                 backoff_max=self._options["backoff_max"],
+                page_size=int(self._options["page_size"]),
             )
         return self._informers[key]
 

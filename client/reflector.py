@@ -21,6 +21,12 @@ hammer an API server that is trying to come back up. A successful watch resets t
 `replace` is the moment of truth after a gap: the store compares the fresh list with what it holds
 and emits the deletes it missed (see informer.py). That is why a 410 is harmless: level-triggered
 clients converge on the truth without having seen every intermediate event.
+
+Paging (`page_size`, client/pager.py) is off unless asked for. The API server answers a LIST
+without `limit` from its watch cache, and a paged one from storage (apiserver/handlers/read.py),
+so paging every informer's list would move each component's start and every re-list onto etcd.
+client-go makes the same choice: its reflector pages only when `WatchListPageSize` is set or the
+server already answered in pages (a server whose watch cache is off).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from typing import Any, Protocol
 
 from api.errors import GoneError, StatusError
 from client.errors import ConnectionFailed
+from client.pager import ListPager
 from client.rest import Resource, RESTClient, resource_type
 from client.watch import ADDED, BOOKMARK, DELETED, MODIFIED
 
@@ -83,6 +90,7 @@ class Reflector:
         watch_timeout_seconds: int = 300,
         backoff_initial: float = 0.8,
         backoff_max: float = 30.0,
+        page_size: int = 0,
     ) -> None:
         self.client = client
         self.rt = resource_type(resource)
@@ -94,6 +102,7 @@ class Reflector:
         self.backoff = Backoff(backoff_initial, backoff_max)
         self.last_sync_resource_version = ""  # the newest RV the store reflects ("" before the first list)
         self.lists = 0  # how many times we (re-)listed: 1 + one per 410, visible to tests and metrics
+        self.pager = ListPager(client, self.rt, page_size)  # .pages: list requests, every page counted
         self.name = f"{self.rt.key}" + (f" in {namespace}" if namespace else "")
 
     async def run(self) -> None:
@@ -129,8 +138,8 @@ class Reflector:
                 await asyncio.sleep(delay)
 
     async def _list_and_replace(self) -> None:
-        result = await self.client.list(
-            self.rt, self.namespace, label_selector=self.label_selector, field_selector=self.field_selector
+        result = await self.pager.list(
+            self.namespace, label_selector=self.label_selector, field_selector=self.field_selector
         )
         rv = str((result.get("metadata") or {}).get("resourceVersion") or "")
         items: list[dict[str, Any]] = []
