@@ -35,7 +35,9 @@ What it costs, and why it is cheap (bench/quota.py):
   if anybody else wrote since, and a refusal (or a dry run's pass) judged against a quota that
   was not written in the same round is judged again against storage before it is answered.
 - Checking and charging add whole nano-units (`_Tally`), and a pod's cost is parsed once per
-  shape of its resources (`_usage`), not once per create and quota.
+  shape of its resources (`_usage`), not once per create and quota; what the namespace's quotas
+  charge a pod of that shape is remembered too, until a quota's spec changes (`wants_memo`; not
+  with scoped quotas, whose verdict depends on more of the pod).
 - On a lost compare-and-swap only the quotas that lost are re-read, and only what is still owed
   is charged again: a create's charges that were committed stay committed, as in Kubernetes'
   retry (should that create then be refused by a quota it had not been charged to yet, the
@@ -157,6 +159,8 @@ class _Quotas:
         self.by_namespace: dict[str, dict[str, _Quota]] = {}
         self.ordered: dict[str, list[_Quota]] = {}  # namespace → its quotas by name (built on demand)
         self.status: dict[str, _Status] = {}  # storage key → as this server last wrote it
+        # namespace → (its quotas as `in_namespace` gave them, what they charge a pod of each cost key)
+        self._wants: dict[str, tuple[list[_Quota], dict[tuple[Any, ...], list[tuple[str, Wanted]]]]] = {}
 
     def in_namespace(self, namespace: str) -> list[_Quota] | None:
         """The namespace's quotas by name; None when the subscription must be renewed first."""
@@ -178,6 +182,18 @@ class _Quotas:
             mine = self.ordered[namespace] = [found[n] for n in sorted(found)]
         return mine
 
+    def wants_memo(self, namespace: str, mine: list[_Quota]) -> dict[tuple[Any, ...], list[tuple[str, Wanted]]]:
+        """Where to remember what `mine` charges a pod, by `_pod_cost_key`. Forgotten as soon as
+        the namespace's quotas change: `in_namespace` then gives a new list."""
+        held = self._wants.get(namespace)
+        if held is None or held[0] is not mine:
+            if len(self._wants) >= COST_MEMO:
+                self._wants.clear()
+            held = self._wants[namespace] = (mine, {})
+        elif len(held[1]) >= COST_MEMO:
+            held[1].clear()
+        return held[1]
+
     async def subscribe(self) -> None:
         old = self.sub
         sub = await self.cache.subscribe(None, None, None)  # starts with every current quota
@@ -190,6 +206,7 @@ class _Quotas:
         self.by_namespace.clear()
         self.ordered.clear()
         self.status.clear()
+        self._wants.clear()
 
     def _apply(self, kind: str, obj: dict[str, Any]) -> None:
         md = obj.get("metadata") or {}
@@ -239,6 +256,31 @@ class ResourceQuota:
         if not mine:
             return
         key, obj = attrs.rt.key, attrs.obj
+        cost_key = _pod_cost_key(obj) if key == "pods" else None
+        memo = self._quotas.wants_memo(attrs.namespace or "", mine) if cost_key is not None else None
+        wants = memo.get(cost_key) if memo is not None else None
+        if wants is None:
+            wants = self._wants(attrs, mine, cost_key)
+            if memo is not None and not any(q.scoped for q in mine):
+                memo[cost_key] = wants
+        if not wants:
+            return  # no quota counts it: no write, no waiting
+        namespace = attrs.namespace or ""
+        waiter = _Waiter(attrs, wants, asyncio.get_running_loop().create_future())
+        self._pending.setdefault(namespace, []).append(waiter)
+        if namespace not in self._committing:
+            self._committing.add(namespace)
+            task = asyncio.create_task(self._commit_all(namespace))
+            self._tasks.add(task)  # the loop keeps only a weak reference to a task
+            task.add_done_callback(self._tasks.discard)
+        await waiter.done
+
+    def _wants(
+        self, attrs: Attributes, mine: list[_Quota], cost_key: tuple[Any, ...] | None
+    ) -> list[tuple[str, Wanted]]:
+        """What each of the namespace's quotas charges this create (a refusal if it states too little)."""
+        key, obj = attrs.rt.key, attrs.obj
+        assert obj is not None
         cost: dict[str, tuple[str, Quantity, int]] | None = None
         missing: dict[tuple[str, ...], str | None] = {}  # one check per distinct set of required resources
         wants: list[tuple[str, Wanted]] = []
@@ -252,29 +294,20 @@ class ResourceQuota:
                 if missing[q.must_specify]:
                     raise self._forbidden(attrs, f"failed quota: {q.name}: {missing[q.must_specify]}")
             if cost is None:
-                cost = self._usage(key, obj)
+                cost = self._usage(key, obj, cost_key)
             wanted = tuple(cost[r] for r in q.counts if r in cost)
             if wanted:
                 wants.append((q.name, wanted))
-        if not wants:
-            return  # no quota counts it: no write, no waiting
-        namespace = attrs.namespace or ""
-        waiter = _Waiter(attrs, wants, asyncio.get_running_loop().create_future())
-        self._pending.setdefault(namespace, []).append(waiter)
-        if namespace not in self._committing:
-            self._committing.add(namespace)
-            task = asyncio.create_task(self._commit_all(namespace))
-            self._tasks.add(task)  # the loop keeps only a weak reference to a task
-            task.add_done_callback(self._tasks.discard)
-        await waiter.done
+        return wants
 
-    def _usage(self, key: str, obj: dict[str, Any]) -> dict[str, tuple[str, Quantity, int]]:
+    def _usage(
+        self, key: str, obj: dict[str, Any], memo_key: tuple[Any, ...] | None
+    ) -> dict[str, tuple[str, Quantity, int]]:
         """What `obj` costs (api/quota.py), as (resource, amount, nanos) by resource.
 
         A pod's cost is remembered by what it is computed from — whether the pod is finished, its
         containers' and init containers' requests and limits — since the pods of one template all
         cost the same and parsing their quantities is most of the work."""
-        memo_key = _pod_cost_key(obj) if key == "pods" else None
         cost = self._costs.get(memo_key) if memo_key is not None else None
         if cost is None:
             cost = {r: (r, v, v.nanos) for r, v in quota.usage(key, obj).items()}

@@ -111,6 +111,22 @@ def test_a_deleted_quota_limits_nothing(api: httpx.Client, ns: str) -> None:
              what="a create once the quota is gone")
 
 
+def test_a_quota_that_starts_counting_pods_charges_the_next_pod_of_a_shape_it_let_through(
+    api: httpx.Client, ns: str
+) -> None:
+    """What a quota charges a pod of one shape is remembered only until the quota's spec changes."""
+    quota = make_quota(api, ns, "q", {"configmaps": "5"})
+    assert api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("a")).status_code == 201  # not counted
+    quota["spec"]["hard"] = {"configmaps": "5", "pods": "1"}
+    assert api.put(f"/api/v1/namespaces/{ns}/resourcequotas/q", json=quota).status_code == 200
+    wait_for(lambda: used(api, ns, "q").get("pods") == "1", what="the controller to count pod a")
+    refused = api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("b"))  # the same shape as a
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["message"] == (
+        'pods "b" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1')
+    assert names(api, ns) == ["a"]
+
+
 def test_compute_quotas_need_requests_and_limits_and_count_them(api: httpx.Client, ns: str) -> None:
     make_quota(api, ns, "compute", {"requests.cpu": "1", "limits.memory": "1Gi"})
     bare = api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("bare"))
