@@ -11,6 +11,12 @@ off: no TLS, no authentication, no authorization (every request is system:unsecu
 two ports take turns in chunks (1,000 creates, then 1,000 gets, per port and cycle; 8 cycles; the
 order alternates), and each side's figures are its totals over its chunks.
 
+The connections live through the other side's turns: clients keep idle connections 90 s, as
+Go's transport (kubectl, every controller) does and as the API server does (apiserver/serving.py).
+Until 2026-11-28 both ends closed them after 5 s idle (httpx's and uvicorn's defaults), so a turn
+of the secure side after a long turn of the plain one began with 16 new TLS handshakes, ~1.5 ms
+of server CPU each — up to 25 µs a request in a chunk of 1,000 gets, charged to security.
+
 Why one server and short turns, not two servers in long phases (as until 2026-11-28): two
 mini-apiservers started alike differ by several per cent in CPU per request for as long as they
 run (memory layout, what their heaps hold), and the shared machine has slow spells lasting
@@ -80,7 +86,8 @@ def _setup(plain: httpx.Client) -> None:
 
 async def _measure(urls: dict[str, str], client_kw: dict[str, dict[str, Any]], pid: int, cycles: int,
                    size: int) -> dict[str, dict[str, list[Chunk]]]:  # fmt: skip
-    clients = {side: [httpx.AsyncClient(base_url=urls[side], timeout=30.0, **client_kw[side])
+    idle = httpx.Limits(keepalive_expiry=90.0)  # as Go clients (kubectl, controllers): see the docstring
+    clients = {side: [httpx.AsyncClient(base_url=urls[side], timeout=30.0, limits=idle, **client_kw[side])
                       for _ in range(CLIENTS)] for side in SIDES}  # fmt: skip
     measured: dict[str, dict[str, list[Chunk]]] = {s: {p: [] for p in PHASES} for s in SIDES}
     path = f"/api/v1/namespaces/{NS}/pods"
