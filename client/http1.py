@@ -18,8 +18,9 @@ HTTP/1.1, so the part a component needs fits in this file:
 A connection is kept open after a complete response (keep-alive) and reused by the next request;
 at most `max_connections` requests are in flight, the rest wait on a semaphore. A reused connection
 may have been closed by the server while it sat idle (the API server closes one idle for 90 s, as
-kube-apiserver does; a restart closes them all): if such a connection fails before a single byte of the answer arrived, the request is sent
-once more on a new connection, as Go's net/http does — the server never saw it.
+kube-apiserver does; a restart closes them all): if such a connection fails before a single byte
+of the answer arrived, the request is sent once more on a new connection, as Go's net/http does —
+the server never saw it.
 
 Long responses (watches, `logs -f`) still go through httpx (RESTClient.raw_stream): each is one
 request lasting minutes, so what a request costs does not matter there.

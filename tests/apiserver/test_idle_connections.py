@@ -4,22 +4,11 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
-
-import pytest
 
 from tests.support.apiserver import APIServerProcess
+from tests.support.fixtures import apiserver  # noqa: F401  (one server, not one per backend: no storage here)
 
 REQUEST = b"GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: idle-test\r\n\r\n"
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[APIServerProcess]:
-    s = APIServerProcess().start()
-    try:
-        yield s
-    finally:
-        s.cleanup()
 
 
 def answer(conn: socket.socket) -> bytes:
@@ -41,8 +30,10 @@ def answer(conn: socket.socket) -> bytes:
     return head + b"\r\n\r\n" + body
 
 
-def test_a_connection_idle_longer_than_uvicorns_default_still_serves(server: APIServerProcess) -> None:
-    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+def test_a_connection_idle_longer_than_uvicorns_default_still_serves(
+    apiserver: APIServerProcess,  # noqa: F811
+) -> None:
+    with socket.create_connection(("127.0.0.1", apiserver.port), timeout=10) as conn:
         conn.sendall(REQUEST)
         assert answer(conn).startswith(b"HTTP/1.1 200")
         # Idle past uvicorn's default keep-alive (5 s), which would close the connection here. This
