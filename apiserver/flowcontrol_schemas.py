@@ -7,9 +7,12 @@ namespaces, non-resource URLs), the `PriorityLevelConfiguration` it sends matche
 `distinguisherMethod` (ByUser or ByNamespace) that splits its traffic into *flows*, the unit that
 fair queuing is fair between.
 
-mini-k8s has no authentication yet, so "who" is what a request shows: its User-Agent (every
-component sends one: `mini-kubelet/v1.32 ...`, `mini-controller-manager/...`, `kubectl/...`) and
-the client's IP address. The schemas are a fixed list modelled on Kubernetes' suggested set:
+Here "who" is what a request shows: its User-Agent (every component sends one:
+`mini-kubelet/v1.32 ...`, `mini-controller-manager/...`, `kubectl/...`) and the client's IP
+address. Kubernetes matches the authenticated user and groups instead (`system:masters` exempt,
+`system:nodes`, service accounts); mini-k8s' flow control was written before it had
+authentication and does not look at the user yet, so the same request is classified the same way
+on the plain and the secure port. The schemas are a fixed list modelled on Kubernetes' suggested set:
 
     precedence  FlowSchema            matches                                     → priority level
     1           exempt                /healthz /livez /readyz /metrics            → exempt
