@@ -240,6 +240,8 @@ class FlowController:
         Raises a 429 StatusError when the request's queue is full or it waited too long."""
         level = self.levels.get(c.priority_level)
         if level is None or a.long_running:
+            if level is None and not a.long_running:  # exempt: no seat, but counted as kube-apiserver does
+                self.m_dispatched.labels(c.priority_level, c.flow_schema).inc()
             return None
         seats = min(self.seats(a), level.limit)
         index = level.pick(c.flow)

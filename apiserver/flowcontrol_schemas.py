@@ -7,12 +7,34 @@ namespaces, non-resource URLs), the `PriorityLevelConfiguration` it sends matche
 `distinguisherMethod` (ByUser or ByNamespace) that splits its traffic into *flows*, the unit that
 fair queuing is fair between.
 
-Here "who" is what a request shows: its User-Agent (every component sends one:
-`mini-kubelet/v1.32 ...`, `mini-controller-manager/...`, `kubectl/...`) and the client's IP
-address. Kubernetes matches the authenticated user and groups instead (`system:masters` exempt,
-`system:nodes`, service accounts); mini-k8s' flow control was written before it had
-authentication and does not look at the user yet, so the same request is classified the same way
-on the plain and the secure port. The schemas are a fixed list modelled on Kubernetes' suggested set:
+Who sends a request decides most of it. On the secure port that is the authenticated user
+(`classify_user`), and the schemas are Kubernetes' own (v1.32, mandatory and suggested):
+
+    precedence  FlowSchema                    matches                                  → priority level
+    1           exempt                        group system:masters                     → exempt
+    2           probes                        GET /healthz /readyz /livez               → exempt
+    100         system-leader-election        the controller-manager, the scheduler and
+                                              kube-system service accounts: get/create/
+                                              update Leases, and Endpoints and ConfigMaps
+                                              in kube-system                           → leader-election
+    150         endpoint-controller           the controller-manager, its endpoint
+                                              controllers' accounts: Endpoints          → workload-high
+    200         workload-leader-election      kube-system service accounts: the same,
+                                              in every namespace                       → leader-election
+    400         system-node-high              group system:nodes: Nodes, Leases        → node-high
+    500         system-nodes                  group system:nodes: anything else        → system
+    800         kube-controller-manager,      users system:kube-controller-manager,
+                kube-scheduler                system:kube-scheduler                    → workload-high
+    900         kube-system-service-accounts  service accounts of kube-system          → workload-high
+    9000        service-accounts              group system:serviceaccounts             → workload-low
+    9900        global-default                everybody else                           → global-default
+
+A flow is the user (ByUser), or the namespace for the three ByNamespace schemas at 800 and 900.
+
+On the plain port every request is `system:unsecured`, so the user tells nothing (and, being
+system:masters, would exempt everything, overload protection included). There "who" is what a
+request shows: its User-Agent (every component sends one: `mini-kubelet/v1.32 ...`,
+`mini-controller-manager/...`, `kubectl/...`) and the client's IP address (`classify`):
 
     precedence  FlowSchema            matches                                     → priority level
     1           exempt                /healthz /livez /readyz /metrics            → exempt
@@ -25,11 +47,16 @@ on the plain and the secure port. The schemas are a fixed list modelled on Kuber
 
 The distinguisher is always "by user", and the user is User-Agent plus client IP: two kubectls on
 two laptops are two flows; 48 connections of one script are one flow.
+
+One order differs from kube-apiserver's: there a request is classified before it is authorized,
+here after (a refused request takes no seat).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from apiserver.auth.user import MASTERS, NODES, SA_GROUP, SA_PREFIX
 
 EXEMPT_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/metrics"})
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -140,3 +167,61 @@ def classify(a: RequestAttributes) -> Classification:
         name = "kube-" + a.component.removeprefix("mini-").removeprefix("kube-")
         return Classification(name, "workload-high", a.user)
     return Classification("global-default", "global-default", a.user)
+
+
+PROBE_PATHS = frozenset({"/healthz", "/readyz", "/livez"})
+ELECTION_VERBS = frozenset({"get", "create", "update"})
+CONTROLLER_MANAGER = "system:kube-controller-manager"
+SCHEDULER = "system:kube-scheduler"
+KUBE_SYSTEM_ACCOUNTS = SA_PREFIX + "kube-system:"
+ENDPOINT_CONTROLLERS = frozenset(
+    {CONTROLLER_MANAGER, KUBE_SYSTEM_ACCOUNTS + "endpoint-controller",
+     KUBE_SYSTEM_ACCOUNTS + "endpointslicemirroring-controller"}
+)  # fmt: skip
+
+
+def verb(a: RequestAttributes) -> str:
+    """The Kubernetes verb of a resource request (`list` and `watch` are GETs without a name)."""
+    if a.method == "GET":
+        if a.name is None:
+            return "watch" if a.param("watch").lower() in ("1", "true") else "list"
+        return "get"
+    if a.method == "DELETE":
+        return "delete" if a.name is not None else "deletecollection"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(a.method, a.method.lower())
+
+
+def classify_user(a: RequestAttributes, user: str, groups: tuple[str, ...]) -> Classification:
+    """The first of Kubernetes' FlowSchemas (module docstring) that matches the authenticated user."""
+    if MASTERS in groups:
+        return Classification("exempt", "exempt", "")
+    if a.resource is None:  # a non-resource URL
+        if a.path in PROBE_PATHS and a.method == "GET":
+            return Classification("probes", "exempt", "")
+    else:
+        electing = a.subresource is None and verb(a) in ELECTION_VERBS and (
+            a.resource == LEASES or a.resource in ("endpoints", "configmaps")
+        )
+        kube_system_account = user.startswith(KUBE_SYSTEM_ACCOUNTS)
+        if electing and (kube_system_account or user in (CONTROLLER_MANAGER, SCHEDULER)) and (
+            a.resource == LEASES or a.namespace == "kube-system"
+        ):
+            return Classification("system-leader-election", "leader-election", user)
+        if a.resource == "endpoints" and verb(a) in ELECTION_VERBS and user in ENDPOINT_CONTROLLERS:
+            return Classification("endpoint-controller", "workload-high", user)
+        if electing and kube_system_account:
+            return Classification("workload-leader-election", "leader-election", user)
+        node_status = a.resource == "nodes" and a.subresource in (None, "status")
+        if NODES in groups and (node_status or (a.resource == LEASES and a.subresource is None)):
+            return Classification("system-node-high", "node-high", user)
+    if NODES in groups:
+        return Classification("system-nodes", "system", user)
+    if user == CONTROLLER_MANAGER:
+        return Classification("kube-controller-manager", "workload-high", a.namespace or "")
+    if user == SCHEDULER:
+        return Classification("kube-scheduler", "workload-high", a.namespace or "")
+    if user.startswith(KUBE_SYSTEM_ACCOUNTS):
+        return Classification("kube-system-service-accounts", "workload-high", a.namespace or "")
+    if SA_GROUP in groups:
+        return Classification("service-accounts", "workload-low", user)
+    return Classification("global-default", "global-default", user)

@@ -33,8 +33,9 @@ from apiserver.auth.audit import AuditLog
 from apiserver.auth.context import set_current_user
 from apiserver.auth.requestinfo import request_attributes
 from apiserver.auth.security import Security
+from apiserver.auth.user import UNSECURED, UserInfo
 from apiserver.flowcontrol import FlowController
-from apiserver.flowcontrol_schemas import classify, parse
+from apiserver.flowcontrol_schemas import classify, classify_user, parse
 from apiserver.handlers.common import json_response
 from apiserver.tls_writes import CoalescingTransport
 
@@ -118,13 +119,15 @@ class APIFront:
             await _send_quietly(json_response(exc.to_status(), exc.code), scope, receive, out)
         else:
             set_current_user(decision.user)
-            await self._admitted(scope, receive, out)
+            await self._admitted(scope, receive, out, None if decision.user is UNSECURED else decision.user)
         finally:
             if security.audit is not None:
                 security.audit.record(received=received, scope=scope, headers=headers, attrs=attrs, code=code[0],
                                       decision=decision, allowed=allowed)  # fmt: skip
 
-    async def _admitted(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _admitted(self, scope: Scope, receive: Receive, send: Send, user: UserInfo | None = None) -> None:
+        """Flow control (flowcontrol.py), then serve. `user`: who the secure port authenticated, by
+        whom the request is classified; None on the plain port (flowcontrol_schemas.py)."""
         release = None
         flow: FlowController | None = getattr(getattr(self.app, "state", None), "flowcontrol", None)
         if flow is not None:
@@ -135,8 +138,9 @@ class APIFront:
                 _header(scope, b"user-agent"),
                 (scope.get("client") or ("", 0))[0],
             )
+            classified = classify(attrs) if user is None else classify_user(attrs, user.name, user.groups)
             try:
-                release = await flow.acquire(classify(attrs), attrs)
+                release = await flow.acquire(classified, attrs)
             except errors.StatusError as exc:
                 retry = str(exc.retry_after_seconds or 1)
                 response = json_response(exc.to_status(), exc.code)

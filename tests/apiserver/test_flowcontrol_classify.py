@@ -6,7 +6,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from apiserver.flowcontrol import MAX_SEATS, FlowController
-from apiserver.flowcontrol_schemas import classify, parse
+from apiserver.flowcontrol_schemas import classify, classify_user, parse
 
 KUBECTL = "kubectl/v1.32.0 (linux/amd64) kubernetes/abc"
 KUBELET = "mini-kubelet/v1.32 (linux)"
@@ -31,6 +31,49 @@ LEASES = "/apis/coordination.k8s.io/v1/namespaces"
 def test_classification(method: str, path: str, agent: str, schema: str, level: str) -> None:
     c = classify(parse(method, path, "", agent, "127.0.0.1"))
     assert (c.flow_schema, c.priority_level) == (schema, level)
+
+
+AUTHN = ("system:authenticated",)
+NODE = ("system:nodes", "system:authenticated")
+SA = ("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated")
+KCM, SCHED = "system:kube-controller-manager", "system:kube-scheduler"
+KUBE_SYSTEM_SA = "system:serviceaccount:kube-system:"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "user", "groups", "schema", "level", "flow"),
+    [
+        ("GET", "/api/v1/pods", "admin", ("system:masters", *AUTHN), "exempt", "exempt", ""),
+        ("GET", "/readyz", "system:anonymous", ("system:unauthenticated",), "probes", "exempt", ""),
+        ("GET", "/metrics", "alice", AUTHN, "global-default", "global-default", "alice"),
+        ("PUT", f"{LEASES}/kube-system/leases/kube-scheduler", SCHED, AUTHN,
+         "system-leader-election", "leader-election", SCHED),
+        ("GET", f"{LEASES}/apps/leases/x", KUBE_SYSTEM_SA + "op", SA,
+         "system-leader-election", "leader-election", KUBE_SYSTEM_SA + "op"),
+        ("PUT", "/api/v1/namespaces/apps/endpoints/web", KUBE_SYSTEM_SA + "endpoint-controller", SA,
+         "endpoint-controller", "workload-high", KUBE_SYSTEM_SA + "endpoint-controller"),
+        ("PUT", "/api/v1/namespaces/apps/configmaps/lock", KUBE_SYSTEM_SA + "op", SA,
+         "workload-leader-election", "leader-election", KUBE_SYSTEM_SA + "op"),
+        ("PATCH", "/api/v1/nodes/n1/status", "system:node:n1", NODE, "system-node-high", "node-high", "system:node:n1"),
+        ("PUT", f"{LEASES}/kube-node-lease/leases/n1", "system:node:n1", NODE,
+         "system-node-high", "node-high", "system:node:n1"),
+        ("GET", "/api/v1/pods", "system:node:n1", NODE, "system-nodes", "system", "system:node:n1"),
+        ("GET", "/api/v1/namespaces/apps/pods", KCM, AUTHN, "kube-controller-manager", "workload-high", "apps"),
+        ("POST", "/api/v1/namespaces/apps/pods/p/binding", SCHED, AUTHN, "kube-scheduler", "workload-high", "apps"),
+        ("POST", "/api/v1/namespaces/apps/pods", KUBE_SYSTEM_SA + "replicaset-controller", SA,
+         "kube-system-service-accounts", "workload-high", "apps"),
+        ("GET", "/api/v1/namespaces/apps/pods", "system:serviceaccount:apps:bot",
+         ("system:serviceaccounts", "system:serviceaccounts:apps", *AUTHN),
+         "service-accounts", "workload-low", "system:serviceaccount:apps:bot"),
+        ("GET", "/api/v1/namespaces/apps/pods", "bob", ("dev", *AUTHN), "global-default", "global-default", "bob"),
+    ],
+)
+def test_classification_by_the_authenticated_user(
+    method: str, path: str, user: str, groups: tuple[str, ...], schema: str, level: str, flow: str
+) -> None:
+    """The secure port: the same User-Agent (kubectl's) for all, the user decides."""
+    c = classify_user(parse(method, path, "", KUBECTL, "127.0.0.1"), user, groups)
+    assert (c.flow_schema, c.priority_level, c.flow) == (schema, level, flow)
 
 
 def test_request_info() -> None:
