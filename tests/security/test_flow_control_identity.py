@@ -4,27 +4,22 @@ as (Kubernetes' FlowSchemas), not by its User-Agent: the same client program lan
 
 from __future__ import annotations
 
-import re
 import ssl
-from collections import Counter
 
 import httpx
 import yaml
 
 from tests.security.conftest import BOB_TOKEN, SecureCluster
+from tests.support.flowcontrol import metric
 
-METRIC = re.compile(r'^apiserver_flowcontrol_dispatched_requests_total\{([^}]*)\} ([0-9.e+]+)$')
+SCHEMAS = [("exempt", "exempt"), ("service-accounts", "workload-low"), ("global-default", "global-default"),
+           ("probes", "exempt")]  # fmt: skip
 
 
-def dispatched(plain: httpx.Client) -> Counter[tuple[str, str]]:
-    """(flow_schema, priority_level) → requests started, from the server's /metrics."""
-    counts: Counter[tuple[str, str]] = Counter()
-    for line in plain.get("/metrics").text.splitlines():
-        m = METRIC.match(line)
-        if m:
-            labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
-            counts[(labels["flow_schema"], labels["priority_level"])] += int(float(m.group(2)))
-    return counts
+def dispatched(secure: SecureCluster) -> dict[tuple[str, str], float]:
+    """Requests started per (flow_schema, priority_level), from the server's /metrics."""
+    name = "apiserver_flowcontrol_dispatched_requests_total"
+    return {(s, p): metric(secure.apiserver, name, flow_schema=s, priority_level=p) for s, p in SCHEMAS}
 
 
 def test_the_secure_port_classifies_by_the_authenticated_user(secure: SecureCluster, plain: httpx.Client) -> None:
@@ -34,7 +29,7 @@ def test_the_secure_port_classifies_by_the_authenticated_user(secure: SecureClus
     assert made.status_code == 201, made.text
     sa_token = made.json()["status"]["token"]
 
-    before = dispatched(plain)
+    before = dispatched(secure)
     agent = {"User-Agent": "kubectl/v1.32.0 (linux/amd64) kubernetes/abc"}  # one program for every user
     tls = ssl.create_default_context(cafile=str(secure.ca))
     tls.load_cert_chain(admin["client-certificate"], admin["client-key"])
@@ -46,10 +41,10 @@ def test_the_secure_port_classifies_by_the_authenticated_user(secure: SecureClus
         assert c.get("/version").status_code == 200
     with secure.https(headers=agent) as c:  # anonymous
         assert c.get("/readyz").status_code == 200
-    after = dispatched(plain)
+    after = dispatched(secure)
 
-    grown = after - before
-    assert grown[("exempt", "exempt")] >= 2, grown  # the administrator's, and the plain port's /metrics
+    grown = {k: after[k] - before[k] for k in SCHEMAS}
+    assert grown[("exempt", "exempt")] >= 2, grown  # the administrator's, and the plain port's /metrics reads
     assert grown[("service-accounts", "workload-low")] == 1, grown
     assert grown[("global-default", "global-default")] == 1, grown  # bob only: not the administrator
     assert grown[("probes", "exempt")] == 1, grown
