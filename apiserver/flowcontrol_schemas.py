@@ -199,15 +199,14 @@ def classify_user(a: RequestAttributes, user: str, groups: tuple[str, ...]) -> C
         if a.path in PROBE_PATHS and a.method == "GET":
             return Classification("probes", "exempt", "")
     else:
-        electing = a.subresource is None and verb(a) in ELECTION_VERBS and (
-            a.resource == LEASES or a.resource in ("endpoints", "configmaps")
-        )
+        electing_verb = verb(a) in ELECTION_VERBS
+        electing = electing_verb and a.subresource is None and a.resource in (LEASES, "endpoints", "configmaps")
         kube_system_account = user.startswith(KUBE_SYSTEM_ACCOUNTS)
         if electing and (kube_system_account or user in (CONTROLLER_MANAGER, SCHEDULER)) and (
             a.resource == LEASES or a.namespace == "kube-system"
         ):
             return Classification("system-leader-election", "leader-election", user)
-        if a.resource == "endpoints" and verb(a) in ELECTION_VERBS and user in ENDPOINT_CONTROLLERS:
+        if a.resource == "endpoints" and electing_verb and user in ENDPOINT_CONTROLLERS:
             return Classification("endpoint-controller", "workload-high", user)
         if electing and kube_system_account:
             return Classification("workload-leader-election", "leader-election", user)

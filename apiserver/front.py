@@ -37,7 +37,7 @@ from apiserver.auth.user import UNSECURED, UserInfo
 from apiserver.flowcontrol import FlowController
 from apiserver.flowcontrol_schemas import classify, classify_user, parse
 from apiserver.handlers.common import json_response
-from apiserver.tls_writes import CoalescingTransport
+from apiserver.tls_writes import CoalescingTransport, peer_certificate
 
 log = logging.getLogger("apiserver")
 
@@ -186,8 +186,7 @@ def _peer_certificate(send: Send) -> bytes | None:
     transport = getattr(getattr(send, "__self__", None), "transport", None)
     if isinstance(transport, CoalescingTransport):  # the secure port's: read once per connection
         return transport.peer_certificate
-    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
-    return ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+    return peer_certificate(transport) if transport is not None else None
 
 
 def _abort(send: Send) -> None:

@@ -24,6 +24,12 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 
+def peer_certificate(transport: Any) -> bytes | None:
+    """The client's certificate (DER) on a TLS connection; None on plain HTTP or when it sent none."""
+    ssl_object = transport.get_extra_info("ssl_object")
+    return ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+
+
 class CoalescingTransport:
     """A transport whose writes of one loop pass reach the wrapped transport as one."""
 
@@ -34,8 +40,7 @@ class CoalescingTransport:
         self._flush_scheduled = False
         # The client's certificate (DER; None if it sent none), read once: the handshake is over
         # when the protocol is told of the connection, and every request on it asks for it.
-        ssl_object = transport.get_extra_info("ssl_object")
-        self.peer_certificate: bytes | None = ssl_object.getpeercert(binary_form=True) if ssl_object else None
+        self.peer_certificate = peer_certificate(transport)
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         self._kept.append(bytes(data))
