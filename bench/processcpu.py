@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import statistics
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -67,3 +68,10 @@ def rates(chunks: list[Chunk]) -> tuple[float, float]:
     """(requests per second, requests per second of server CPU) over `chunks`."""
     requests = sum(c["requests"] for c in chunks)
     return requests / sum(c["s"] for c in chunks), requests / sum(c["cpu_s"] for c in chunks)
+
+
+def spread(chunks: list[Chunk], baseline: list[Chunk], figure: int) -> dict[str, float]:
+    """Min, median and max over the cycles of one chunk's rate over its baseline's, the chunks of
+    both taken in turns (`figure` 0: per second, 1: per second of server CPU)."""
+    single = sorted(rates([c])[figure] / rates([b])[figure] for c, b in zip(chunks, baseline, strict=True))
+    return {"min": round(single[0], 3), "median": round(statistics.median(single), 3), "max": round(single[-1], 3)}

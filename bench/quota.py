@@ -25,7 +25,6 @@ import asyncio
 import json
 import os
 import platform
-import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from bench.processcpu import Chunk, chunk, rates  # noqa: E402
+from bench.processcpu import Chunk, chunk, rates, spread  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
 
 CLIENTS = 16
@@ -105,18 +104,11 @@ def main() -> None:
     totals = {shape: dict(zip(FIGURES, rates(chunks), strict=True)) for shape, chunks in measured.items()}
     quota_shapes = list(SHAPES)[1:]
     ratios = {f: {s: round(totals[s][f] / totals["no_quota"][f], 3) for s in quota_shapes} for f in FIGURES}
-    by_cycle = {
-        s: sorted(round(rates([measured[s][c]])[0] / rates([measured["no_quota"][c]])[0], 3)
-                  for c in range(cycles))
-        for s in quota_shapes
-    }  # fmt: skip
     print(json.dumps({
         "benchmark": "quota", "cycles": cycles, "creates_per_chunk": args.chunk, "clients": CLIENTS,
         "creates": {s: {f: round(v, 1) for f, v in t.items()} for s, t in totals.items()},
         "ratio": ratios,
-        "ratio_per_s_by_cycle": {
-            s: {"min": r[0], "median": statistics.median(r), "max": r[-1]} for s, r in by_cycle.items()
-        },
+        "ratio_per_s_by_cycle": {s: spread(measured[s], measured["no_quota"], 0) for s in quota_shapes},
         "goal": {"ratio_at_least": 0.9, "met_per_s": {s: ratios["per_s"][s] >= 0.9 for s in quota_shapes}},
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
     }, indent=2))  # fmt: skip

@@ -43,7 +43,6 @@ import json
 import os
 import platform
 import ssl
-import statistics
 import sys
 import tempfile
 from collections.abc import Awaitable
@@ -54,7 +53,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from bench.processcpu import Chunk, chunk, rates  # noqa: E402
+from bench.processcpu import Chunk, chunk, rates, spread  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
 from tests.support.component import free_port  # noqa: E402
 from tests.support.pki import CA  # noqa: E402
@@ -152,13 +151,7 @@ def main() -> None:
             figures[side][f"{phase}_per_s"] = round(per_s, 1)
             figures[side][f"{phase}_per_server_cpu_s"] = round(per_cpu_s, 1)
     ratio = {k: round(figures["on"][k] / figures["off"][k], 3) for k in figures["off"]}
-    by_cycle: dict[str, dict[str, float]] = {}
-    for phase in PHASES:
-        single = sorted(rates([on])[1] / rates([off])[1]
-                        for on, off in zip(measured["on"][phase], measured["off"][phase], strict=True))  # fmt: skip
-        by_cycle[f"{phase}_per_server_cpu_s"] = {
-            "min": round(single[0], 3), "median": round(statistics.median(single), 3), "max": round(single[-1], 3)
-        }  # fmt: skip
+    by_cycle = {f"{p}_per_server_cpu_s": spread(measured["on"][p], measured["off"][p], 1) for p in PHASES}
     print(json.dumps({
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "control": args.control, "cycles": cycles, "requests_per_chunk": args.chunk, "clients_per_side": CLIENTS,
