@@ -143,7 +143,7 @@ class Quantity:
     def from_nanos(cls, nanos: int, format: Format = Format.DECIMAL_SI) -> Quantity:
         q = cls.__new__(cls)
         object.__setattr__(q, "_nanos", nanos)
-        object.__setattr__(q, "_format", Format(format))
+        object.__setattr__(q, "_format", format if type(format) is Format else Format(format))
         return q
 
     @classmethod

@@ -65,22 +65,27 @@ class _StorageErrorMapper:
     def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: object) -> None:
         if exc is None or not isinstance(exc, storage.StorageError):
             return
-        if isinstance(exc, storage.NotFound):
-            raise errors.not_found(self.rt.key, self.name) from None
-        if isinstance(exc, storage.KeyExists):
-            raise errors.already_exists(self.rt.key, self.name) from None
-        if isinstance(exc, storage.Conflict):
-            raise errors.conflict(self.rt.key, self.name) from None
-        if isinstance(exc, storage.Compacted):
-            raise errors.expired(f"too old resource version: {exc.requested} ({exc.compacted})") from None
-        if isinstance(exc, storage.TooLarge):
-            raise errors.too_large(storage.MAX_VALUE_BYTES) from None
-        if isinstance(exc, storage.OutcomeUnknown):
-            # kube-apiserver's answer when a request ran out of time: 504 Timeout (maybe committed).
-            raise errors.timeout(f"request did not complete within requested timeout - {exc}") from None
-        if isinstance(exc, storage.Unavailable):
-            raise errors.service_unavailable(f"storage is unavailable: {exc}") from None
-        raise errors.internal(str(exc)) from None
+        raise as_status(self.rt, self.name, exc) from None
+
+
+def as_status(rt: ResourceType, name: str, exc: storage.StorageError) -> errors.StatusError:
+    """The Status error a storage exception means to the client (`storage_errors` raises it)."""
+    if isinstance(exc, storage.NotFound):
+        return errors.not_found(rt.key, name)
+    if isinstance(exc, storage.KeyExists):
+        return errors.already_exists(rt.key, name)
+    if isinstance(exc, storage.Conflict):
+        return errors.conflict(rt.key, name)
+    if isinstance(exc, storage.Compacted):
+        return errors.expired(f"too old resource version: {exc.requested} ({exc.compacted})")
+    if isinstance(exc, storage.TooLarge):
+        return errors.too_large(storage.MAX_VALUE_BYTES)
+    if isinstance(exc, storage.OutcomeUnknown):
+        # kube-apiserver's answer when a request ran out of time: 504 Timeout (maybe committed).
+        return errors.timeout(f"request did not complete within requested timeout - {exc}")
+    if isinstance(exc, storage.Unavailable):
+        return errors.service_unavailable(f"storage is unavailable: {exc}")
+    return errors.internal(str(exc))
 
 
 def encode_continue(revision: int, last_key: str) -> str:

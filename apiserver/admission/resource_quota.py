@@ -26,9 +26,9 @@ What it costs, and why it is cheap (bench/quota.py):
 - Charges are committed per namespace in batches, as Kubernetes' quota admission does: a create
   arriving while a commit is in flight joins the next one. One batch is judged in arrival order
   against all of the namespace's quotas at once — a create refused by one quota charges none of
-  the others — and then every quota it changed is written, those writes concurrently (the
-  embedded store's group commit usually puts them in one transaction). So a burst costs a few
-  compare-and-swaps per quota instead of one per create, all but one of them lost to conflicts.
+  the others — and then every quota it changed is written, in one `Storage.update_each` call (the
+  embedded store takes them all before awaiting any: no task per quota, one commit). So a burst
+  costs one compare-and-swap per quota and batch instead of one per create and quota.
 - The quota state a batch is judged against is the one this server last wrote when the watch
   cache has nothing newer (`_Status`), so the hot path neither reads storage nor parses the
   quota again. That is safe because nothing is decided on it alone: the compare-and-swap fails
@@ -52,8 +52,9 @@ from typing import TYPE_CHECKING, Any
 
 from api import errors, quota, registry
 from api.quantity import Quantity, parse_resource_list
+from apiserver import storage
 from apiserver.admission import Attributes
-from apiserver.genericstore import ResourceStore, storage_errors
+from apiserver.genericstore import ResourceStore, as_status, storage_errors
 
 if TYPE_CHECKING:
     from apiserver.server import APIServer
@@ -442,42 +443,30 @@ class ResourceQuota:
         that lost the race or is gone is in neither: it is read from storage next round."""
         assert self._quotas is not None
         known = self._quotas.status
-
-        async def one(name: str) -> None:
+        updates: list[storage.Update] = []
+        news: dict[str, dict[str, Any]] = {}  # shared with `known` once written: never changed
+        used: dict[str, dict[str, Quantity]] = {}
+        for name in names:
             state, tally = states[name], totals[name]
-            used = {r: tally.quantity(r) for r in tally.nanos}
+            used[name] = {r: tally.quantity(r) for r in tally.nanos}
             status = dict(state.obj.get("status") or {})
-            status["used"] = {**(status.get("used") or {}), **{r: str(q) for r, q in used.items()}}
-            new = {**state.obj, "status": status}
-            with storage_errors(self.rt, name):
-                revision = await self.store.storage.update(
-                    self.store.key(namespace, name), ResourceStore.encode(new), state.revision)  # fmt: skip
-            known[f"{namespace}/{name}"] = _Status(revision, new, state.hard, used, state.hard_nanos)
-
-        async def outcome(name: str) -> Exception | None:
-            try:
-                await one(name)
-            except Exception as exc:
-                return exc
-            return None
-
-        # Every hop through the event loop delays the creates waiting for this commit, and a busy
-        # loop makes each hop slow: one write is awaited in place, several run as tasks awaited in
-        # turn (they all complete in the same loop iteration, unlike asyncio.gather's extra hop).
-        if len(names) == 1:
-            outcomes = [await outcome(names[0])]
-        else:
-            tasks = [asyncio.ensure_future(outcome(n)) for n in names]
-            outcomes = [await t for t in tasks]
+            status["used"] = {**(status.get("used") or {}), **{r: str(q) for r, q in used[name].items()}}
+            news[name] = new = {**state.obj, "status": status}
+            updates.append(storage.Update(self.store.key(namespace, name), ResourceStore.encode(new), state.revision))
+        # One call for every quota: the embedded store takes them all before the first is awaited
+        # (no task each, one commit); each is still its own compare-and-swap.
+        outcomes = await self.store.storage.update_each(updates)
         written: set[str] = set()
         failed: dict[str, Exception] = {}
         for name, result in zip(names, outcomes, strict=True):
-            if result is None:
+            if isinstance(result, int):
                 written.add(name)
-            elif isinstance(result, errors.StatusError) and result.reason in ("Conflict", "NotFound"):
+                state = states[name]
+                known[f"{namespace}/{name}"] = _Status(result, news[name], state.hard, used[name], state.hard_nanos)
+            elif isinstance(result, storage.Conflict | storage.NotFound):
                 known.pop(f"{namespace}/{name}", None)
             else:  # storage down, …: the creates that owe it hear it
-                failed[name] = result
+                failed[name] = as_status(self.rt, name, result) if isinstance(result, storage.StorageError) else result
         return written, failed
 
     def _check(

@@ -18,6 +18,7 @@ from apiserver.storage.interface import (
     StorageError,
     TooLarge,
     Unavailable,
+    Update,
     WatchEvent,
 )
 
@@ -35,5 +36,6 @@ __all__ = [
     "StorageError",
     "TooLarge",
     "Unavailable",
+    "Update",
     "WatchEvent",
 ]

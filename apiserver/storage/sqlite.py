@@ -40,7 +40,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -60,6 +60,7 @@ from apiserver.storage.interface import (
     StorageError,
     TooLarge,
     Unavailable,
+    Update,
     WatchEvent,
 )
 
@@ -177,14 +178,15 @@ class SQLiteStorage(Storage):
         except RuntimeError as exc:  # the executor was shut down by close()
             raise Unavailable("the storage is closed") from exc
 
-    async def _write(self, kind: WriteKind, key: str, value: bytes | None, expected: int | None) -> int:
+    def _submit(self, kind: WriteKind, key: str, value: bytes | None, expected: int | None) -> asyncio.Future[int]:
+        """Hand one write to the writer thread; its future gets the new revision."""
         self._check_open()
         if value is not None and len(value) > MAX_VALUE_BYTES:
             raise TooLarge(f"{key}: value of {len(value)} bytes exceeds {MAX_VALUE_BYTES}")
         assert self._writer is not None
         future: asyncio.Future[int] = self._loop.create_future()
         self._writer.write(WriteOp(kind, key, None if value is None else bytes(value), expected, future))
-        return await future
+        return future
 
     def _deliver(self, events: list[WatchEvent], outcomes: list[Outcome]) -> None:
         """On the loop, after a commit: tell watchers first, then answer the writers."""
@@ -234,13 +236,29 @@ class SQLiteStorage(Storage):
             return ListResult(items, at, items[-1].key if more else None, remaining)
 
     async def create(self, key: str, value: bytes) -> int:
-        return await self._write("create", key, value, None)
+        return await self._submit("create", key, value, None)
 
     async def update(self, key: str, value: bytes, expected_revision: int) -> int:
-        return await self._write("update", key, value, expected_revision)
+        return await self._submit("update", key, value, expected_revision)
+
+    async def update_each(self, updates: Sequence[Update]) -> Sequence[int | Exception]:
+        """All handed to the writer before the first is awaited: no task per update, one commit."""
+        submitted: list[asyncio.Future[int] | Exception] = []
+        for u in updates:
+            try:
+                submitted.append(self._submit("update", u.key, u.value, u.expected_revision))
+            except StorageError as exc:
+                submitted.append(exc)
+        results: list[int | Exception] = []
+        for s in submitted:
+            try:
+                results.append(s if isinstance(s, Exception) else await s)
+            except Exception as exc:
+                results.append(exc)
+        return results
 
     async def delete(self, key: str, expected_revision: int | None = None) -> int:
-        return await self._write("delete", key, None, expected_revision)
+        return await self._submit("delete", key, None, expected_revision)
 
     def watch(
         self, prefix: str, start_revision: int, progress: ProgressRequests | None = None

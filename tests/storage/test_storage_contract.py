@@ -17,6 +17,7 @@ from apiserver.storage.interface import (
     NotFound,
     Storage,
     TooLarge,
+    Update,
 )
 
 
@@ -77,6 +78,30 @@ async def test_update_of_missing_key_raises_not_found(store: Storage) -> None:
     with pytest.raises(NotFound):
         await store.update("/registry/pods/default/ghost", b"x", 1)
     assert await store.current_revision() == before
+
+
+async def test_update_each_judges_every_update_on_its_own(store: Storage) -> None:
+    # ResourceQuota admission charges a namespace's quotas in one call: one lost compare-and-swap,
+    # a vanished quota or an oversized value must fail only itself, never the others.
+    a = await store.create("/registry/resourcequotas/ns/a", b"a1")
+    b = await store.create("/registry/resourcequotas/ns/b", b"b1")
+    c = await store.create("/registry/resourcequotas/ns/c", b"c1")
+    b = await store.update("/registry/resourcequotas/ns/b", b"b2", b)
+    huge = b"x" * (MAX_VALUE_BYTES + 1)
+    outcomes = await store.update_each([
+        Update("/registry/resourcequotas/ns/a", b"a2", a),
+        Update("/registry/resourcequotas/ns/b", b"stale", b - 1),
+        Update("/registry/resourcequotas/ns/ghost", b"g", a),
+        Update("/registry/resourcequotas/ns/c", huge, c),
+    ])  # fmt: skip
+    assert [type(o) for o in outcomes[1:]] == [Conflict, NotFound, TooLarge]
+    written = outcomes[0]
+    assert isinstance(written, int) and written > b
+    assert (await store.get("/registry/resourcequotas/ns/a")).revision == written
+    assert [(kv.key.rsplit("/", 1)[1], kv.value) for kv in (await store.list("/registry/resourcequotas/ns/")).items] == [
+        ("a", b"a2"), ("b", b"b2"), ("c", b"c1"),
+    ]  # fmt: skip
+    assert await store.current_revision() == written
 
 
 async def test_delete_removes_key_and_returns_a_new_revision(store: Storage) -> None:
