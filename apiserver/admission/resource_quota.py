@@ -27,7 +27,7 @@ What it costs, and why it is cheap (bench/quota.py):
   arriving while a commit is in flight joins the next one. One batch is judged in arrival order
   against all of the namespace's quotas at once — a create refused by one quota charges none of
   the others — and then every quota it changed is written, in one `Storage.update_each` call (the
-  embedded store takes them all before awaiting any: no task per quota, one commit). So a burst
+  embedded store takes them all before awaiting any: no task per quota, usually one commit). So a burst
   costs one compare-and-swap per quota and batch instead of one per create and quota.
 - The quota state a batch is judged against is the one this server last wrote when the watch
   cache has nothing newer (`_Status`), so the hot path neither reads storage nor parses the
@@ -454,7 +454,7 @@ class ResourceQuota:
             news[name] = new = {**state.obj, "status": status}
             updates.append(storage.Update(self.store.key(namespace, name), ResourceStore.encode(new), state.revision))
         # One call for every quota: the embedded store takes them all before the first is awaited
-        # (no task each, one commit); each is still its own compare-and-swap.
+        # (no task each, and usually one commit); each is still its own compare-and-swap.
         outcomes = await self.store.storage.update_each(updates)
         written: set[str] = set()
         failed: dict[str, Exception] = {}

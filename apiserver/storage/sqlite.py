@@ -242,7 +242,7 @@ class SQLiteStorage(Storage):
         return await self._submit("update", key, value, expected_revision)
 
     async def update_each(self, updates: Sequence[Update]) -> Sequence[int | Exception]:
-        """All handed to the writer before the first is awaited: no task per update, one commit."""
+        """All handed to the writer before the first is awaited: no task per update, and they usually share a commit."""
         submitted: list[asyncio.Future[int] | Exception] = []
         for u in updates:
             try:

@@ -98,9 +98,8 @@ async def test_update_each_judges_every_update_on_its_own(store: Storage) -> Non
     written = outcomes[0]
     assert isinstance(written, int) and written > b
     assert (await store.get("/registry/resourcequotas/ns/a")).revision == written
-    assert [(kv.key.rsplit("/", 1)[1], kv.value) for kv in (await store.list("/registry/resourcequotas/ns/")).items] == [
-        ("a", b"a2"), ("b", b"b2"), ("c", b"c1"),
-    ]  # fmt: skip
+    stored = (await store.list("/registry/resourcequotas/ns/")).items
+    assert [(kv.key.rsplit("/", 1)[1], kv.value) for kv in stored] == [("a", b"a2"), ("b", b"b2"), ("c", b"c1")]
     assert await store.current_revision() == written
 
 
