@@ -180,26 +180,16 @@ ENDPOINT_CONTROLLERS = frozenset(
 )  # fmt: skip
 
 
-def verb(a: RequestAttributes) -> str:
-    """The Kubernetes verb of a resource request (`list` and `watch` are GETs without a name)."""
-    if a.method == "GET":
-        if a.name is None:
-            return "watch" if a.param("watch").lower() in ("1", "true") else "list"
-        return "get"
-    if a.method == "DELETE":
-        return "delete" if a.name is not None else "deletecollection"
-    return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(a.method, a.method.lower())
-
-
-def classify_user(a: RequestAttributes, user: str, groups: tuple[str, ...]) -> Classification:
-    """The first of Kubernetes' FlowSchemas (module docstring) that matches the authenticated user."""
+def classify_user(a: RequestAttributes, user: str, groups: tuple[str, ...], verb: str) -> Classification:
+    """The first of Kubernetes' FlowSchemas (module docstring) that matches the authenticated user.
+    `verb`: the request's, as authorization worked it out (apiserver/auth/requestinfo.py)."""
     if MASTERS in groups:
         return Classification("exempt", "exempt", "")
     if a.resource is None:  # a non-resource URL
         if a.path in PROBE_PATHS and a.method == "GET":
             return Classification("probes", "exempt", "")
     else:
-        electing_verb = verb(a) in ELECTION_VERBS
+        electing_verb = verb in ELECTION_VERBS
         electing = electing_verb and a.subresource is None and a.resource in (LEASES, "endpoints", "configmaps")
         kube_system_account = user.startswith(KUBE_SYSTEM_ACCOUNTS)
         if electing and (kube_system_account or user in (CONTROLLER_MANAGER, SCHEDULER)) and (

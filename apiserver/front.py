@@ -119,15 +119,19 @@ class APIFront:
             await _send_quietly(json_response(exc.to_status(), exc.code), scope, receive, out)
         else:
             set_current_user(decision.user)
-            await self._admitted(scope, receive, out, None if decision.user is UNSECURED else decision.user)
+            authenticated = None if decision.user is UNSECURED else decision.user
+            await self._admitted(scope, receive, out, authenticated, attrs.verb)
         finally:
             if security.audit is not None:
                 security.audit.record(received=received, scope=scope, headers=headers, attrs=attrs, code=code[0],
                                       decision=decision, allowed=allowed)  # fmt: skip
 
-    async def _admitted(self, scope: Scope, receive: Receive, send: Send, user: UserInfo | None = None) -> None:
+    async def _admitted(
+        self, scope: Scope, receive: Receive, send: Send, user: UserInfo | None = None, verb: str = ""
+    ) -> None:
         """Flow control (flowcontrol.py), then serve. `user`: who the secure port authenticated, by
-        whom the request is classified; None on the plain port (flowcontrol_schemas.py)."""
+        whom the request is classified, and `verb` the request's as authorization saw it; None on
+        the plain port (flowcontrol_schemas.py)."""
         release = None
         flow: FlowController | None = getattr(getattr(self.app, "state", None), "flowcontrol", None)
         if flow is not None:
@@ -138,7 +142,7 @@ class APIFront:
                 _header(scope, b"user-agent"),
                 (scope.get("client") or ("", 0))[0],
             )
-            classified = classify(attrs) if user is None else classify_user(attrs, user.name, user.groups)
+            classified = classify(attrs) if user is None else classify_user(attrs, user.name, user.groups, verb)
             try:
                 release = await flow.acquire(classified, attrs)
             except errors.StatusError as exc:

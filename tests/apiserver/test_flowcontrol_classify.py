@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client import CollectorRegistry
 
+from apiserver.auth.requestinfo import request_attributes
 from apiserver.flowcontrol import MAX_SEATS, FlowController
 from apiserver.flowcontrol_schemas import classify, classify_user, parse
 
@@ -72,7 +73,8 @@ def test_classification_by_the_authenticated_user(
     method: str, path: str, user: str, groups: tuple[str, ...], schema: str, level: str, flow: str
 ) -> None:
     """The secure port: the same User-Agent (kubectl's) for all, the user decides."""
-    c = classify_user(parse(method, path, "", KUBECTL, "127.0.0.1"), user, groups)
+    verb = request_attributes(method, path, {}).verb
+    c = classify_user(parse(method, path, "", KUBECTL, "127.0.0.1"), user, groups, verb)
     assert (c.flow_schema, c.priority_level, c.flow) == (schema, level, flow)
 
 
