@@ -5,7 +5,8 @@ runs the app's lifespan (the watch caches, bootstrap objects), and only once it 
 second begin to listen, so no request reaches a server that is not ready. A SIGTERM or Ctrl-C
 stops both. The secure port asks for a client certificate but does not require one
 (`--client-ca-file` set): a certificate is one way to authenticate, a token another. Its
-connections join the writes of one loop pass into one TLS record (tls_writes.py).
+connections decrypt into one buffer each (tls_reads.py) and join the writes of one loop pass into
+one TLS record (tls_writes.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import uvicorn
 from api import eventloop
 from api.websocket_compat import lenient_server_protocol
 from apiserver.config import ServerConfig
-from apiserver.tls_writes import CoalescingHttpToolsProtocol
+from apiserver.tls_reads import BufferedReads
 
 IDLE_TIMEOUT_SECONDS = 90
 
@@ -59,7 +60,7 @@ def _configs(app: Any, config: ServerConfig, **common: Any) -> list[uvicorn.Conf
         if config.client_ca_file:
             tls.update(ssl_ca_certs=config.client_ca_file, ssl_cert_reqs=ssl.CERT_OPTIONAL)
         configs.append(uvicorn.Config(app, host=config.bind_address, port=config.secure_port,
-                                      http=CoalescingHttpToolsProtocol, **tls, **common))  # fmt: skip
+                                      http=BufferedReads, **tls, **common))  # fmt: skip
     for i, cfg in enumerate(configs):
         cfg.lifespan = "on" if i == 0 else "off"
     return configs
