@@ -14,10 +14,9 @@ import asyncio
 import os
 import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-
-import httpx
+from typing import Protocol, TypeVar
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 IDLE_CPU_S = 0.01  # at most this much CPU in a sampling period counts as idle
@@ -42,14 +41,26 @@ async def settle(pid: int, limit_s: float = 5.0) -> None:
 Chunk = dict[str, float]  # requests, s (wall clock), cpu_s (the server's, idle to idle)
 
 
+class Answer(Protocol):
+    """What `chunk` reads of a response: httpx's and bench/rawhttp.py's alike."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+C = TypeVar("C")
+
+
 async def chunk(
-    clients: list[httpx.AsyncClient], total: int, make: Callable[[httpx.AsyncClient, str], Awaitable[httpx.Response]],
-    server_pid: int, expected: int,
+    clients: Sequence[C], total: int, make: Callable[[C, str], Awaitable[Answer]], server_pid: int, expected: int,
 ) -> Chunk:  # fmt: skip
     """`total` requests, `make(client, "i-j")`, spread over `clients`; each must answer `expected`."""
     per = total // len(clients)
 
-    async def worker(i: int, c: httpx.AsyncClient) -> None:
+    async def worker(i: int, c: C) -> None:
         for j in range(per):
             r = await make(c, f"{i}-{j}")
             if r.status_code != expected:

@@ -13,7 +13,10 @@ figures as much as quotas do, and turns this short spread both evenly over the s
 slows as it fills up (run in three long phases, the shape run last paid ~15 % for the pods the
 others had stored), and the shared machine has slow spells lasting seconds. Reported: creates/s
 and creates per second of the server's own CPU (from /proc; the client shares the two cores) per
-shape, their ratios to no quota, and the spread of the per-cycle ratios.
+shape, their ratios to no quota, and the spread of the per-cycle ratios. The clients are
+bench/rawhttp.py's lean connections, so the server is kept busy and creates/s is its throughput;
+until 2026-11-28 they were httpx's, whose own cost (more than the server's a request) left the
+server idle between creates: quota batches were smaller then, and every create paid a wake-up.
 
 Goal (issue 16, reported, not asserted): creates/s with 10 quotas ≥ 90 % of without.
 """
@@ -21,7 +24,6 @@ Goal (issue 16, reported, not asserted): creates/s with 10 quotas ≥ 90 % of wi
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import platform
@@ -33,7 +35,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
+from api import eventloop  # noqa: E402
 from bench.processcpu import Chunk, chunk, rates, spread  # noqa: E402
+from bench.rawhttp import Connection  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
 
 CLIENTS = 16
@@ -47,7 +51,7 @@ def pod(name: str) -> dict[str, Any]:
 
 async def creates(base: str, namespace: str, prefix: str, total: int, server_pid: int) -> Chunk:
     """`total` pod creates from CLIENTS fresh clients, measured (bench/processcpu.py)."""
-    clients = [httpx.AsyncClient(base_url=base, timeout=30) for _ in range(CLIENTS)]
+    clients = [Connection(base) for _ in range(CLIENTS)]
     path = f"/api/v1/namespaces/{namespace}/pods"
     try:
         return await chunk(clients, total, lambda c, n: c.post(path, json=pod(f"{prefix}-{n}")), server_pid, 201)
@@ -97,7 +101,7 @@ def main() -> None:
                         await creates(server.url, shape.replace("_", "-"), f"c{cycle}", args.chunk, server.proc.pid)
                     )
 
-        asyncio.run(run())
+        eventloop.run(run())
     finally:
         server.cleanup()
 

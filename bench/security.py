@@ -28,17 +28,17 @@ in the ratio.) `--control` measures the noise floor instead: the plain port agai
 two sets of clients.
 
 Goal (issue 12, reported, not asserted): security on keeps >= 85 % of security off's throughput.
-The client (one Python process, doing TLS too on the secure side) shares the machine's two cores
-and is itself near a full core, so wall-clock throughput mixes the client's cost into the
-server's; each chunk also measures the server's own CPU time (from /proc/<pid>/stat), and
-`requests_per_server_cpu_s` — how many requests one core of server would serve — is the ratio
-that judges the server.
+Throughput is what the server sustains kept busy, so the clients are bench/rawhttp.py's lean
+connections (~30 µs of client CPU a request), not httpx (~300 µs, more than the server: until
+2026-11-28 the server idled between requests and paid a wake-up for each). Each chunk also
+measures the server's own CPU time (from /proc/<pid>/stat); `requests_per_server_cpu_s` — how
+many requests one core of server serves — judges the server, and with the server kept busy it
+is close to requests/s.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import platform
@@ -53,7 +53,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
+from api import eventloop  # noqa: E402
 from bench.processcpu import Chunk, chunk, rates, spread  # noqa: E402
+from bench.rawhttp import Connection, Response  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
 from tests.support.component import free_port  # noqa: E402
 from tests.support.pki import CA  # noqa: E402
@@ -85,9 +87,8 @@ def _setup(plain: httpx.Client) -> None:
 
 async def _measure(urls: dict[str, str], client_kw: dict[str, dict[str, Any]], pid: int, cycles: int,
                    size: int) -> dict[str, dict[str, list[Chunk]]]:  # fmt: skip
-    idle = httpx.Limits(keepalive_expiry=90.0)  # as Go clients (kubectl, controllers): see the docstring
-    clients = {side: [httpx.AsyncClient(base_url=urls[side], timeout=30.0, limits=idle, **client_kw[side])
-                      for _ in range(CLIENTS)] for side in SIDES}  # fmt: skip
+    # Connections stay open through the other side's turns (the server keeps idle ones 90 s).
+    clients = {side: [Connection(urls[side], **client_kw[side]) for _ in range(CLIENTS)] for side in SIDES}
     measured: dict[str, dict[str, list[Chunk]]] = {s: {p: [] for p in PHASES} for s in SIDES}
     path = f"/api/v1/namespaces/{NS}/pods"
     try:
@@ -97,10 +98,10 @@ async def _measure(urls: dict[str, str], client_kw: dict[str, dict[str, Any]], p
             for side in SIDES if cycle % 2 == 0 else SIDES[::-1]:
                 prefix = f"c{cycle}-{side}"
 
-                def create(c: httpx.AsyncClient, n: str, p: str = prefix) -> Awaitable[httpx.Response]:
+                def create(c: Connection, n: str, p: str = prefix) -> Awaitable[Response]:
                     return c.post(path, json=pod(f"{p}-{n}"))
 
-                def get(c: httpx.AsyncClient, n: str, p: str = prefix) -> Awaitable[httpx.Response]:
+                def get(c: Connection, n: str, p: str = prefix) -> Awaitable[Response]:
                     return c.get(f"{path}/{p}-{n}")
 
                 measured[side]["creates"].append(await chunk(clients[side], size, create, pid, 201))
@@ -139,7 +140,7 @@ def main() -> None:
             secure_kw: dict[str, Any] = {"verify": tls, "headers": {"Authorization": f"Bearer {TOKEN}"}}
             urls = {"off": server.url, "on": server.url if args.control else f"https://127.0.0.1:{secure_port}"}
             client_kw = {"off": {}, "on": {} if args.control else secure_kw}
-            measured = asyncio.run(_measure(urls, client_kw, server.proc.pid, cycles, args.chunk))
+            measured = eventloop.run(_measure(urls, client_kw, server.proc.pid, cycles, args.chunk))
         finally:
             server.cleanup()
 
