@@ -24,7 +24,12 @@ What it costs, and why it is cheap (bench/quota.py):
   never older than the last quota write this server answered (`cache_has_own_writes`, server.py):
   a quota just created counts the very next create.
 - Charges are committed per namespace in batches, as Kubernetes' quota admission does: a create
-  arriving while a commit is in flight joins the next one. One batch is judged in arrival order
+  arriving while a commit is in flight joins the next one. A batch is taken one pass of the event
+  loop after its first create arrived, so the creates already ready to run join it: with 16
+  clients keeping the server busy and 10 quotas counting pods, that took the quota writes per
+  create from 1.87 to 0.63 (batches of ~5 creates became batches of 16), and the server's CPU
+  per create from 1.55-1.71 to 0.99-1.17 times no quota's (4,000 creates, three runs each). When
+  nothing else is ready, the pass costs no waiting. One batch is judged in arrival order
   against all of the namespace's quotas at once — a create refused by one quota charges none of
   the others — and then every quota it changed is written, in one `Storage.update_each` call (the
   embedded store takes them all before awaiting any: no task per quota, usually one commit). So a burst
@@ -321,6 +326,10 @@ class ResourceQuota:
     async def _commit_all(self, namespace: str) -> None:
         try:
             while self._pending.get(namespace):
+                # One pass of the event loop before the batch is taken: creates the loop already
+                # holds ready to run (under load, most clients' requests) reach this admission
+                # and join the batch, instead of each starting a commit round of its own.
+                await asyncio.sleep(0)
                 batch = self._pending.pop(namespace)
                 try:
                     await self._commit(namespace, batch)
