@@ -11,7 +11,8 @@ and the wake-ups more than the server.
 This client costs ~30 µs a request: the request is framed by hand, the answer read by its
 Content-Length (or its chunks), headers not decoded. One `Connection` is one keep-alive
 connection, used by one coroutine at a time, reopened if the server closes it. It speaks only
-what the benchmarks send; it is not a general client.
+what the benchmarks send; it is not a general client, and it has no timeouts (a timer per
+request would cost what it saves): a server that stops answering stops the benchmark.
 """
 
 from __future__ import annotations
