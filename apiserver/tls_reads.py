@@ -6,9 +6,9 @@ object of that size for every read and shrinks it to what arrived. glibc serves 
 that large with `mmap`, and the shrink and the free cost a `mremap` and a `munmap`: three system
 calls and fresh pages for each request (counted with `strace -c` on a bare uvicorn app: 3,200
 GETs, 3,216 of each). To an `asyncio.BufferedProtocol` it decrypts straight into the buffer the
-protocol offers, with no allocation. On a bare uvicorn app (16 keep-alive clients, 1.2 KB answers,
-four alternating runs each way) what TLS adds to a request's server CPU went from 96-131 µs to
-54-78 µs, and the three system calls are gone.
+protocol offers, with no allocation. On a bare uvicorn app (16 keep-alive httpx clients, 1.2 KB
+answers, four alternating runs each way) what TLS adds to a request's server CPU went from
+96-131 µs to 54-78 µs, and the three system calls are gone.
 
 uvicorn's protocol cannot be made a BufferedProtocol (it is an `asyncio.Protocol`, and uvloop
 takes the copying path for those), so `BufferedReads` stands in front of it: it owns the buffer,
