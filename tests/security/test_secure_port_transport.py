@@ -21,8 +21,8 @@ def test_a_body_of_many_records_and_buffers_arrives_whole(secure: SecureCluster,
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
         "subjects": [{"kind": "User", "name": "bob", "apiGroup": "rbac.authorization.k8s.io"}],
     }).raise_for_status()  # fmt: skip
-    # ~900 KB of varied text: ~55 TLS records and ~14 of the connection's 64 KiB buffers. Bytes
-    # fed to the HTTP parser and then overwritten by the next read would change the stored value.
+    # ~900 KB of varied text: ~55 TLS records and ~14 of the connection's 64 KiB buffers. A read
+    # handed on wrong (a wrong length, a piece lost or repeated at a buffer's end) changes the value.
     payload = {f"part-{i}": secrets.token_urlsafe(66_000) for i in range(10)}
     with secure.https(headers={"Authorization": f"Bearer {BOB_TOKEN}"}) as bob:
         made = bob.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "big"}, "data": payload})
