@@ -130,8 +130,8 @@ class APIFront:
         self, scope: Scope, receive: Receive, send: Send, user: UserInfo | None = None, verb: str = ""
     ) -> None:
         """Flow control (flowcontrol.py), then serve. `user`: who the secure port authenticated, by
-        whom the request is classified, and `verb` the request's as authorization saw it; None on
-        the plain port (flowcontrol_schemas.py)."""
+        whom the request is classified, and `verb` the request's as authorization saw it; on the
+        plain port None and "", unused there (flowcontrol_schemas.classify reads the request itself)."""
         release = None
         flow: FlowController | None = getattr(getattr(self.app, "state", None), "flowcontrol", None)
         if flow is not None:

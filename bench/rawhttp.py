@@ -66,8 +66,9 @@ class Connection:
             head += b"content-type: application/json\r\ncontent-length: %d\r\n" % len(body)
         writer.write(head + b"\r\n" + (body or b""))
         answer = await reader.readuntil(b"\r\n\r\n")
-        response = Response(int(answer[9:12]), await _body(reader, answer.lower()))
-        if b"\r\nconnection: close" in answer.lower():
+        headers = answer.lower()
+        response = Response(int(answer[9:12]), await _body(reader, headers))
+        if b"\r\nconnection: close" in headers:
             await self.aclose()
         return response
 
