@@ -1,6 +1,6 @@
 """What security costs: the same requests with TLS + authentication + RBAC on and off, in one run.
 
-Run: `.venv/bin/python bench/security.py [--quick] [--cycles 8] [--control]`. Prints one JSON
+Run: `.venv/bin/python bench/security.py [--quick] [--cycles 24] [--control]` (about 90 s). Prints one JSON
 document. It starts one `mini-apiserver` of its own (embedded store) with a secure port, a static
 token file and RBAC, and a user `bench` granted pods in one namespace by a RoleBinding — so each
 HTTPS request really is authenticated (a token lookup) and authorized (an RBAC index lookup, not
@@ -8,8 +8,16 @@ the system:masters shortcut). The same server's plain loopback port is the serve
 off: no TLS, no authentication, no authorization (every request is system:unsecured).
 
 16 clients per port, each on its own keep-alive connection, create pods and then get them. The
-two ports take turns in chunks (1,000 creates, then 1,000 gets, per port and cycle; 8 cycles; the
-order alternates), and each side's figures are its totals over its chunks.
+two ports take turns in chunks (1,000 creates, then 1,000 gets, per port and cycle; 24 cycles;
+the order alternates). Each side's figures are its totals over its chunks and, judged the same
+way, its cheapest quarter of chunks (bench/processcpu.py's `fastest_quarter`: what the requests
+cost when nothing else on the shared machine or in the server got in the way).
+
+Why 24 cycles, not 8 (until 2026-11-28): a chunk's cost varies by up to 2x on this machine, so 8
+turns a side left a ratio of totals uncertain by about 10 %: control runs gave 0.89-1.23, and
+runs of the real thing 0.76-1.05 for GETs. With 24 the control's totals stayed within 0.93-1.02
+and its cheapest quarters within 0.92-1.01 (two runs): still about half the goal's 15 %, so one
+run cannot say on which side of 0.85 a ratio near it lies.
 
 The connections live through the other side's turns: clients keep idle connections 90 s, as
 Go's transport (kubectl, every controller) does and as the API server does (apiserver/serving.py).
@@ -54,7 +62,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
 from api import eventloop  # noqa: E402
-from bench.processcpu import Chunk, chunk, rates, spread  # noqa: E402
+from bench.processcpu import Chunk, chunk, fastest_quarter, rates, spread  # noqa: E402
 from bench.rawhttp import Connection, Response  # noqa: E402
 from tests.support.apiserver import APIServerProcess  # noqa: E402
 from tests.support.component import free_port  # noqa: E402
@@ -115,13 +123,13 @@ async def _measure(urls: dict[str, str], client_kw: dict[str, dict[str, Any]], p
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="3 cycles instead of 8")
-    parser.add_argument("--cycles", type=int, help="turns of both sides (default 8)")
+    parser.add_argument("--quick", action="store_true", help="4 cycles instead of 24")
+    parser.add_argument("--cycles", type=int, help="turns of both sides (default 24)")
     parser.add_argument("--chunk", type=int, default=1000, help="creates, then as many gets, per side and cycle")
     parser.add_argument("--control", action="store_true",
                         help="the noise floor: the plain port against itself (security off on both sides)")  # fmt: skip
     args = parser.parse_args()
-    cycles = args.cycles or (3 if args.quick else 8)
+    cycles = args.cycles or (4 if args.quick else 24)
     with tempfile.TemporaryDirectory() as d:
         ca = CA(Path(d))
         serving = ca.issue("apiserver", cn="kube-apiserver", server=True)
@@ -151,6 +159,8 @@ def main() -> None:
             per_s, per_cpu_s = rates(measured[side][phase])
             figures[side][f"{phase}_per_s"] = round(per_s, 1)
             figures[side][f"{phase}_per_server_cpu_s"] = round(per_cpu_s, 1)
+            cheapest = fastest_quarter(measured[side][phase])
+            figures[side][f"{phase}_per_server_cpu_s_fastest_quarter"] = round(cheapest, 1)
     ratio = {k: round(figures["on"][k] / figures["off"][k], 3) for k in figures["off"]}
     by_cycle = {f"{p}_per_server_cpu_s": spread(measured["on"][p], measured["off"][p], 1) for p in PHASES}
     print(json.dumps({
@@ -159,8 +169,9 @@ def main() -> None:
         "security_off_plain_port": figures["off"],
         "security_on_https_token_rbac" if not args.control else "control_plain_port_again": figures["on"],
         "ratio_on_over_off": ratio, "ratio_by_cycle": by_cycle,
-        "goal": {"ratio_at_least": 0.85, "judged_by": "requests per server CPU second, totals over the chunks",
-                 "met": all(v >= 0.85 for k, v in ratio.items() if "server_cpu" in k)},
+        "goal": {"ratio_at_least": 0.85, "judged_by": "requests per server CPU second",
+                 "met_by_totals": all(v >= 0.85 for k, v in ratio.items() if k.endswith("server_cpu_s")),
+                 "met_by_fastest_quarter": all(v >= 0.85 for k, v in ratio.items() if k.endswith("quarter"))},
     }, indent=2))  # fmt: skip
 
 
