@@ -79,7 +79,7 @@ async def chunk(
     The clients take the next number as each finishes its last request, so all of them keep the
     server busy until the last few requests. (Until 2026-11-28 each made total/clients requests
     of its own: the ones that finished early left a tail with fewer clients, which judged the
-    server at a lower concurrency than the chunk's — quota admission's batches shrank in it.)"""
+    server at a lower concurrency than the chunk's.)"""
     numbers = iter(range(total))
 
     async def worker(c: C) -> None:

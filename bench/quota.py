@@ -1,25 +1,25 @@
 """What ResourceQuota admission costs: pod creates/s in a namespace with 10 quotas against one with none.
 
-Run: `.venv/bin/python bench/quota.py [--quick] [--cycles 24] [--chunk 400]` (about 45 s). Prints one JSON document. One
-mini-apiserver of its own (embedded store); 16 clients, each on its own keep-alive connection,
-create pods in a namespace with no quota and in namespaces that hold 10 ResourceQuotas. Two shapes
-are measured: `one_counts_pods` (1 quota counts pods, 9 count ConfigMaps: the usual namespace) and
-`all_count_pods` (every quota counts pods: each create is charged to 10 quotas, each a
-compare-and-swap of its status).
+Run: `.venv/bin/python bench/quota.py [--quick] [--cycles 24] [--chunk 400]` (about 45 s). Prints one
+JSON document. One mini-apiserver of its own (embedded store); 16 clients, each on its own
+keep-alive connection, create pods in a namespace with no quota and in namespaces that hold 10
+ResourceQuotas. Two shapes are measured: `one_counts_pods` (1 quota counts pods, 9 count
+ConfigMaps: the usual namespace) and `all_count_pods` (every quota counts pods: each create is
+charged to 10 quotas, each a compare-and-swap of its status).
 
 The shapes take turns in short chunks (400 creates each, 24 cycles; the order rotates from cycle
 to cycle), and each shape's figures are its totals over all its chunks and, judged the same way,
 its cheapest quarter of chunks (bench/processcpu.py's `fastest_quarter`). 8 cycles, as until
-2026-11-28, left the totals' ratio uncertain by about 10 %: one run gave one_counts_pods 1.07. Two things move the
-figures as much as quotas do, and turns this short spread both evenly over the shapes: the server
-slows as it fills up (run in three long phases, the shape run last paid ~15 % for the pods the
-others had stored), and the shared machine has slow spells lasting seconds. Reported: creates/s
-and creates per second of the server's own CPU (from /proc; the client shares the two cores) per
-shape, the latter also for the cheapest quarter, their ratios to no quota, and the spread of the
-per-cycle ratios. The clients are
-bench/rawhttp.py's lean connections, so the server is kept busy and creates/s is its throughput;
-until 2026-11-28 they were httpx's, whose own cost (more than the server's a request) left the
-server idle between creates: quota batches were smaller then, and every create paid a wake-up.
+2026-11-28, left the totals' ratio uncertain by about 10 % (one run gave one_counts_pods 1.07).
+Two things move the figures as much as quotas do, and turns this short spread both evenly over
+the shapes: the server slows as it fills up (run in three long phases, the shape run last paid
+~15 % for the pods the others had stored), and the shared machine has slow spells lasting
+seconds. Reported: creates/s and creates per second of the server's own CPU (from /proc; the
+client shares the two cores) per shape, the latter also for the cheapest quarter, their ratios
+to no quota, and the spread of the per-cycle ratios. The clients are bench/rawhttp.py's lean
+connections, so the server is kept busy and creates/s is its throughput; until 2026-11-28 they
+were httpx's, whose own cost (more than the server's a request) left the server idle between
+creates: quota batches were smaller then, and every create paid a wake-up.
 
 Goal (issue 16, reported, not asserted): creates/s with 10 quotas ≥ 90 % of without.
 """
