@@ -2,7 +2,7 @@
 
 The benchmarks that judge a server by "requests per second of its CPU" share the machine's two
 cores with their client, so wall-clock throughput mixes the client's cost in. Reading the
-server's utime + stime around a chunk of requests counts only the server. Much of a request's
+server's CPU time around a chunk of requests counts only the server. Much of a request's
 cost comes after its answer (the watch cache decodes the write, the store checkpoints, a garbage
 collection runs): `settle()` before and after a chunk charges that work to the chunk that caused
 it, not to whatever runs next.
@@ -47,11 +47,13 @@ def threads_cpu_seconds(pid: int) -> float:
 
 
 async def settle(pid: int, limit_s: float = 5.0) -> None:
-    """Return once the process spent at most IDLE_CPU_S in one SAMPLE_S (or after `limit_s`)."""
+    """Return once the process spent at most IDLE_CPU_S in one SAMPLE_S (or after `limit_s`), read
+    with the same clock as the chunk it brackets (`threads_cpu_seconds`; in ticks of 10 ms, the
+    threshold itself was one tick)."""
     for _ in range(int(limit_s / SAMPLE_S)):
-        before = cpu_seconds(pid)
+        before = threads_cpu_seconds(pid)
         await asyncio.sleep(SAMPLE_S)  # the sampling period of a wait-for-condition
-        if cpu_seconds(pid) - before <= IDLE_CPU_S:
+        if threads_cpu_seconds(pid) - before <= IDLE_CPU_S:
             return
 
 

@@ -39,9 +39,9 @@ Goal (issue 12, reported, not asserted): security on keeps >= 85 % of security o
 Throughput is what the server sustains kept busy, so the clients are bench/rawhttp.py's lean
 connections (~30 µs of client CPU a request), not httpx (~300 µs, more than the server: until
 2026-11-28 the server idled between requests and paid a wake-up for each). Each chunk also
-measures the server's own CPU time (from /proc/<pid>/stat); `requests_per_server_cpu_s` — how
-many requests one core of server serves — judges the server, and with the server kept busy it
-is close to requests/s.
+measures the server's own CPU time (its threads' /proc schedstat, bench/processcpu.py);
+`requests_per_server_cpu_s` — how many requests one core of server serves — judges the server,
+and with the server kept busy it is close to requests/s.
 """
 
 from __future__ import annotations
