@@ -16,10 +16,11 @@ cost when nothing else on the shared machine or in the server got in the way).
 Why 128 cycles of 500, not 24 of 1,000 (until stop 35, 2026-11-28) nor 8 (until stop 34): a
 chunk's cost varies by up to 2x on this machine, so a short run's ratio is as uncertain as the
 goal's margin. With 8 cycles control runs (the plain port against itself) gave 0.89-1.23; with 24,
-0.92-1.02, and runs of the real thing put gets anywhere in 0.84-1.0. With 128 shorter turns (the
-same requests, alternating four times as often, so the machine's slow spells fall on both sides)
-the medians of the cycles' ratios (below) came out 0.99-1.01 in two control runs, and 0.91, 0.92,
-0.91 (creates) and 0.90, 0.92, 0.89 (gets) in three runs of the real thing.
+0.92-1.02, and runs of the real thing put gets anywhere in 0.84-1.0. With 128 turns half as long
+(the sides alternate twice as often, so the machine's slow spells fall on both, and a run makes
+64,000 requests of each kind a side) the medians of the cycles' ratios (below) came out
+0.99-1.01 in two control runs, and 0.91, 0.92, 0.91, 0.91 (creates) and 0.90, 0.92, 0.89, 0.92
+(gets) in four runs of the real thing.
 
 Why the goal is judged by the median of the cycles' ratios (each cycle's `on` chunk against its
 `off` chunk, taken in turns), with the totals beside it: a few chunks in a long run cost several
