@@ -1,11 +1,13 @@
 """What security costs: the same requests with TLS + authentication + RBAC on and off, in one run.
 
-Run: `.venv/bin/python bench/security.py [--quick] [--cycles 128] [--chunk 500] [--control]` (about 5 min).
-Prints one JSON document. It starts one `mini-apiserver` of its own (embedded store) with a secure port, a static
-token file and RBAC, and a user `bench` granted pods in one namespace by a RoleBinding — so each
-HTTPS request really is authenticated (a token lookup) and authorized (an RBAC index lookup, not
-the system:masters shortcut). The same server's plain loopback port is the server with security
-off: no TLS, no authentication, no authorization (every request is system:unsecured).
+Run: `.venv/bin/python bench/security.py [--quick] [--cycles 128] [--chunk 500] [--control]`
+(about 5 min). Prints one JSON document. It starts one `mini-apiserver` of its own (embedded
+store) with a secure port, a static token file and RBAC, and a user `bench` granted pods in one
+namespace by a RoleBinding — so each HTTPS request really is authenticated (a token lookup) and
+authorized (an RBAC index lookup, not the system:masters shortcut). The same server's plain
+loopback port is the server with security off: no TLS, no authentication, no authorization (every
+request is system:unsecured).
+
 
 16 clients per port, each on its own keep-alive connection, create pods and then get them. The
 two ports take turns in chunks (500 creates, then 500 gets, per port and cycle; 128 cycles;
@@ -26,9 +28,9 @@ Why the goal is judged by the median of the cycles' ratios (each cycle's `on` ch
 `off` chunk, taken in turns), with the totals beside it: a few chunks in a long run cost several
 times their pair (single-cycle ratios 0.15-1.96; the server holds 128,000 pods by the end; what
 makes those chunks dear was not traced), and a handful of them moves a side's total by several
-per cent. On identical sides (`--control`) the totals of GETs came out 0.965 and 0.935
-while the medians were 1.007 and 1.000, and creates 1.000 and 1.008 against 0.989 and 1.000: the
-median is right where the answer is known, the totals carry the outliers' luck.
+per cent. On identical sides (`--control`) the totals of GETs came out 0.965 and 0.935 while the
+medians were 1.007 and 1.000, and creates 1.000 and 1.008 against 0.989 and 1.000: the median is
+right where the answer is known, the totals carry the outliers' luck.
 
 The connections live through the other side's turns: clients keep idle connections 90 s, as
 Go's transport (kubectl, every controller) does and as the API server does (apiserver/serving.py).

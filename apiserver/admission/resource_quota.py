@@ -25,15 +25,13 @@ What it costs, and why it is cheap (bench/quota.py):
   a quota just created counts the very next create.
 - Charges are committed per namespace in batches, as Kubernetes' quota admission does: a create
   arriving while a commit is in flight joins the next one. A batch is taken once a pass of the
-  event loop brought it no new create (`_gather`, 8 passes at most), so the creates already on
-  their way join it: with 16 clients keeping the server busy and 10 quotas counting pods, 1.25
-  quota writes per create (1.88 when the batch was taken after one pass, stop 35; the note of the change that
-  introduced that pass measured 0.63 then). When nothing else is on its way, that is one pass
-  and no waiting. One batch is judged in arrival order
-  against all of the namespace's quotas at once — a create refused by one quota charges none of
-  the others — and then every quota it changed is written, in one `Storage.update_each` call (the
-  embedded store takes them all before awaiting any: no task per quota, usually one commit). So a burst
-  costs one compare-and-swap per quota and batch instead of one per create and quota.
+  event loop brought it no new create (`_gather`, which says what that saves), so the creates
+  already on their way join it; when nothing else is on its way, that is one pass and no waiting.
+  One batch is judged in arrival order against all of the namespace's quotas at once — a create
+  refused by one quota charges none of the others — and then every quota it changed is written, in
+  one `Storage.update_each` call (the embedded store takes them all before awaiting any: no task
+  per quota, usually one commit). So a burst costs one compare-and-swap per quota and batch
+  instead of one per create and quota.
 - The quota state a batch is judged against is the one this server last wrote when the watch
   cache has nothing newer (`_Status`), so the hot path neither reads storage nor parses the
   quota again. That is safe because nothing is decided on it alone: the compare-and-swap fails
