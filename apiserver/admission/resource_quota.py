@@ -37,6 +37,8 @@ What it costs, and why it is cheap (bench/quota.py):
   quota again. That is safe because nothing is decided on it alone: the compare-and-swap fails
   if anybody else wrote since, and a refusal (or a dry run's pass) judged against a quota that
   was not written in the same round is judged again against storage before it is answered.
+- Creates of one cost that arrive in a row are judged together (`_judge`): how many of them still
+  fit is one division per quota and resource, not one check per create, quota and resource.
 - Checking and charging add whole nano-units (`_Tally`), and a pod's cost is parsed once per
   shape of its resources (`_usage`), not once per create and quota; what the namespace's quotas
   charge a pod of that shape is remembered too, until a quota's spec changes (`wants_memo`; not
@@ -50,6 +52,7 @@ What it costs, and why it is cheap (bench/quota.py):
 from __future__ import annotations
 
 import asyncio
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -148,6 +151,28 @@ class _Waiter:
     wants: list[tuple[str, Wanted]]  # (quota name, what it is charged), by quota name
     done: asyncio.Future[None]
     committed: set[str] = field(default_factory=set)  # quotas its charge is stored in
+
+
+def _owes_all(w: _Waiter) -> bool:
+    """Nothing of its charge is stored yet, and it is to be charged (not a dry run)."""
+    return not w.committed and not w.attrs.dry_run
+
+
+def _room(owed: list[tuple[str, Wanted]], states: dict[str, _Status], totals: dict[str, _Tally]) -> int:
+    """How many more creates costing `owed` the quotas admit, as `_check` would admit them one by
+    one (each while used + its cost <= hard); 0 when a quota's status does not know a resource."""
+    fit = sys.maxsize
+    for n, wanted in owed:
+        hard, used = states[n].hard_nanos, totals[n].nanos
+        for r, _, nanos in wanted:
+            if r not in hard or r not in used:
+                return 0
+            room = hard[r] - used[r]
+            if room < 0:
+                return 0
+            if nanos > 0:
+                fit = min(fit, room // nanos)
+    return fit
 
 
 class _Quotas:
@@ -372,25 +397,11 @@ class ResourceQuota:
             names = sorted({n for w in undecided for n, _ in w.wants if n not in w.committed})
             states = await self._states(namespace, names, from_storage)
             totals = {n: _Tally(s.used) for n, s in states.items()}
-            changed: set[str] = set()
-            refusals: dict[int, tuple[str, errors.StatusError]] = {}
-            for i, w in enumerate(undecided):
-                owed = [(n, wanted) for n, wanted in w.wants if n not in w.committed and n in states]
-                for n, wanted in owed:
-                    refusal = self._check(w.attrs, n, states[n], totals[n], wanted)
-                    if refusal is not None:
-                        refusals[i] = (n, refusal)
-                        break
-                else:
-                    if not w.attrs.dry_run:  # a dry run is checked in its place, and charges nothing
-                        for n, wanted in owed:
-                            tally = totals[n]
-                            for r, amount, nanos in wanted:
-                                tally.add(r, amount, nanos)
-                            changed.add(n)
+            changed, refusals = self._judge(undecided, states, totals)
             written, failed = await self._write(namespace, [n for n in names if n in changed], states, totals)
             confirmed = written | (set(states) if from_storage else set())
             later: list[_Waiter] = []
+            owing: dict[int, tuple[list[str], bool]] = {}  # id(wants) → what is owed, and whether all of it is written
             for i, w in enumerate(undecided):
                 if w.done.done():  # cancelled meanwhile (client gone, ?timeout=): it waits no more
                     continue
@@ -401,13 +412,23 @@ class ResourceQuota:
                     else:
                         later.append(w)
                     continue
-                owes = [n for n, _ in w.wants if n not in w.committed and n in states]
-                broken = next((failed[n] for n in owes if n in failed), None)
+                if w.committed:
+                    owes = [n for n, _ in w.wants if n not in w.committed and n in states]
+                    all_written = False
+                else:  # the usual case: the creates of one shape share `wants`, work it out once
+                    known = owing.get(id(w.wants))
+                    if known is None:
+                        owes = [n for n, _ in w.wants if n in states]
+                        known = owing[id(w.wants)] = (owes, all(n in written for n in owes))
+                    owes, all_written = known
+                broken = next((failed[n] for n in owes if n in failed), None) if failed else None
                 if broken is not None:
                     w.done.set_exception(broken)
                     continue
                 if w.attrs.dry_run:
                     settled = all(n in confirmed for n in owes)
+                elif all_written:
+                    settled = True
                 else:
                     w.committed.update(n for n in owes if n in written)
                     settled = all(n in w.committed or n not in states for n, _ in w.wants)
@@ -420,6 +441,56 @@ class ResourceQuota:
             if not w.done.done():
                 busy = errors.conflict(self.rt.key, w.wants[0][0], "too many concurrent writers; please retry")
                 w.done.set_exception(busy)
+
+    def _judge(
+        self, undecided: list[_Waiter], states: dict[str, _Status], totals: dict[str, _Tally]
+    ) -> tuple[set[str], dict[int, tuple[str, errors.StatusError]]]:
+        """Judge `undecided` in arrival order against `totals`, charging the creates admitted.
+
+        Returns the quotas charged and, by position, each refusal with the quota that gave it.
+        Creates that come in a row with the same cost (one `wants` list, shared through the memo)
+        and owe everything are judged together, as one would judge them one after the other:
+        how many of them still fit is one division per quota and resource (`_room`), those are
+        charged at once, and only the ones left over are judged one by one, for their refusals.
+        With every quota counting pods that is what keeps a batch's judging from costing
+        creates × quotas × resources."""
+        changed: set[str] = set()
+        refusals: dict[int, tuple[str, errors.StatusError]] = {}
+        i, count = 0, len(undecided)
+        while i < count:
+            w = undecided[i]
+            end = i + 1
+            if _owes_all(w):
+                while end < count and undecided[end].wants is w.wants and _owes_all(undecided[end]):
+                    end += 1
+            first = i
+            if end - i > 1:
+                owed = [(n, wanted) for n, wanted in w.wants if n in states]
+                fit = min(end - i, _room(owed, states, totals))
+                if fit:
+                    for n, wanted in owed:
+                        tally = totals[n]
+                        for r, amount, nanos in wanted:
+                            tally.add(r, amount, nanos * fit)
+                        changed.add(n)
+                first = i + fit
+            for j in range(first, end):  # one by one: a create of its own shape, or one that did not fit
+                o = undecided[j]
+                owed = [(n, wanted) for n, wanted in o.wants if n not in o.committed and n in states]
+                for n, wanted in owed:
+                    refusal = self._check(o.attrs, n, states[n], totals[n], wanted)
+                    if refusal is not None:
+                        refusals[j] = (n, refusal)
+                        break
+                else:
+                    if not o.attrs.dry_run:  # a dry run is checked in its place, and charges nothing
+                        for n, wanted in owed:
+                            tally = totals[n]
+                            for r, amount, nanos in wanted:
+                                tally.add(r, amount, nanos)
+                            changed.add(n)
+            i = end
+        return changed, refusals
 
     async def _states(self, namespace: str, names: list[str], from_storage: bool) -> dict[str, _Status]:
         """The quotas `names` as stored (a quota that is gone is left out: it limits nothing).

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 
+from api.quantity import Quantity
 from tests.support.apiserver import APIServerProcess
 from tests.support.component import wait_for
 from tests.support.kubectl import kubectl_binary
@@ -101,6 +102,34 @@ def test_a_burst_against_two_quotas_is_charged_only_for_what_was_admitted(
     assert len(names(api, ns)) == 5
     assert used(api, ns, "five") == {"pods": "5"} and used(api, ns, "eight") == {"pods": "5"}
 
+
+def test_a_burst_of_two_sizes_is_judged_as_one_by_one_and_never_overshoots(
+    apiserver: APIServerProcess, api: httpx.Client, ns: str
+) -> None:
+    """Creates of one cost that arrive in a row are judged together (how many still fit); mixed
+    with another cost, every create must still be judged as if alone, in arrival order."""
+    make_quota(api, ns, "cpu", {"requests.cpu": "1"})
+    millis = {i: 100 if i % 2 else 300 for i in range(20)}
+
+    def create(i: int) -> tuple[int, int, str]:
+        with apiserver.client() as c:
+            r = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod(f"p{i:02d}", {"requests": {"cpu": f"{millis[i]}m"}}))
+            return i, r.status_code, r.json().get("message", "") if r.status_code != 201 else ""
+
+    with ThreadPoolExecutor(20) as pool:
+        outcomes = list(pool.map(create, range(20)))
+    admitted = [i for i, code, _ in outcomes if code == 201]
+    refused = [i for i, code, _ in outcomes if code == 403]
+    assert len(admitted) + len(refused) == 20, outcomes
+    charged = sum(millis[i] for i in admitted)
+    assert charged <= 1000
+    # a create is refused when it did not fit then; room only shrinks, so none refused would fit now
+    assert all(1000 - charged < millis[i] for i in refused), (charged, refused)
+    assert all(m.startswith(f'pods "p{i:02d}" is forbidden: exceeded quota: cpu, requested: requests.cpu={millis[i]}m')
+               for i, code, m in outcomes if code == 403)  # fmt: skip
+    assert names(api, ns) == sorted(f"p{i:02d}" for i in admitted)
+    wait_for(lambda: Quantity(used(api, ns, "cpu")["requests.cpu"]) == Quantity(f"{charged}m"),
+             what=f"requests.cpu used = {charged}m")
 
 def test_a_deleted_quota_limits_nothing(api: httpx.Client, ns: str) -> None:
     make_quota(api, ns, "none", {"configmaps": "0"})
