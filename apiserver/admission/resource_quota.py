@@ -31,7 +31,8 @@ What it costs, and why it is cheap (bench/quota.py):
   refused by one quota charges none of the others — and then every quota it changed is written, in
   one `Storage.update_each` call (the embedded store takes them all before awaiting any: no task
   per quota, usually one commit). So a burst costs one compare-and-swap per quota and batch
-  instead of one per create and quota.
+  instead of one per create and quota. The watch cache is handed each quota written
+  (`WatchCache.expect`), so it need not decode what this server has just encoded.
 - The quota state a batch is judged against is the one this server last wrote when the watch
   cache has nothing newer (`_Status`), so the hot path neither reads storage nor parses the
   quota again. That is safe because nothing is decided on it alone: the compare-and-swap fails
@@ -546,7 +547,9 @@ class ResourceQuota:
             status = dict(state.obj.get("status") or {})
             status["used"] = {**(status.get("used") or {}), **{r: str(q) for r, q in used[name].items()}}
             news[name] = new = {**state.obj, "status": status}
-            updates.append(storage.Update(self.store.key(namespace, name), ResourceStore.encode(new), state.revision))
+            key, value = self.store.key(namespace, name), ResourceStore.encode(new)
+            self._quotas.cache.expect(key, value, new)  # its event need not be decoded (watchcache.py)
+            updates.append(storage.Update(key, value, state.revision))
         # One call for every quota: the embedded store takes them all before the first is awaited
         # (no task each, and usually one commit); each is still its own compare-and-swap.
         outcomes = await self.store.storage.update_each(updates)

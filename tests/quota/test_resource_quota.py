@@ -131,6 +131,27 @@ def test_a_burst_of_two_sizes_is_judged_as_one_by_one_and_never_overshoots(
     wait_for(lambda: Quantity(used(api, ns, "cpu")["requests.cpu"]) == Quantity(f"{charged}m"),
              what=f"requests.cpu used = {charged}m")
 
+def test_a_charged_quota_is_the_same_listed_from_the_watch_cache_as_read_from_its_stored_bytes(
+    api: httpx.Client, ns: str
+) -> None:
+    """Admission hands the watch cache the quota it wrote, so the cache need not decode it again
+    (watchcache.py `expect`): what the cache then serves must be what decoding the bytes gives."""
+    make_quota(api, ns, "q", {"pods": "5", "requests.cpu": "2"})
+    for name in ("a", "b"):
+        made = api.post(f"/api/v1/namespaces/{ns}/pods", json=pod(name, {"requests": {"cpu": "250m"}}))
+        assert made.status_code == 201, made.text
+
+    def same() -> bool:
+        listed = api.get(f"/api/v1/namespaces/{ns}/resourcequotas").json()["items"]  # the cache's objects
+        read = api.get(f"/api/v1/namespaces/{ns}/resourcequotas/q").json()  # its stored bytes, decoded
+        item = {"kind": "ResourceQuota", "apiVersion": "v1", **listed[0]}
+        if item["metadata"]["resourceVersion"] != read["metadata"]["resourceVersion"]:
+            return False  # the controller wrote in between: look again
+        assert item == read and list(item["metadata"]) == list(read["metadata"]), (item, read)
+        return read["status"]["used"] == {"pods": "2", "requests.cpu": "500m"}
+
+    wait_for(same, what="the listed quota to be the one read, charged for both pods")
+
 def test_a_deleted_quota_limits_nothing(api: httpx.Client, ns: str) -> None:
     make_quota(api, ns, "none", {"configmaps": "0"})
     cm = {"metadata": {"name": "c"}}
