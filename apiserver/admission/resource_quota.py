@@ -26,21 +26,24 @@ What it costs, and why it is cheap (bench/quota.py):
 - Charges are committed per namespace in batches, as Kubernetes' quota admission does: a create
   arriving while a commit is in flight joins the next one. A batch is taken once a pass of the
   event loop brought it no new create, in a busy namespace not before a few passes (`_gather`,
-  which says what that saves), so the creates already on their way join it; when nothing else is
-  on its way, that is one pass and no waiting.
+  which says what that saves), so the creates already on their way join it; a lone create in a
+  quiet namespace waits one pass.
   One batch is judged in arrival order against all of the namespace's quotas at once — a create
   refused by one quota charges none of the others — and then every quota it changed is written, in
   one `Storage.update_each` call (the embedded store takes them all before awaiting any: no task
   per quota, usually one commit). So a burst costs one compare-and-swap per quota and batch
   instead of one per create and quota. The watch cache is handed each quota written
-  (`WatchCache.expect`), so it need not decode what this server has just encoded.
+  (`WatchCache.expect`), so on the embedded store it need not decode what this server has just
+  encoded (etcd's events are new bytes, decoded as always).
 - The quota state a batch is judged against is the one this server last wrote when the watch
   cache has nothing newer (`_Status`), so the hot path neither reads storage nor parses the
   quota again. That is safe because nothing is decided on it alone: the compare-and-swap fails
   if anybody else wrote since, and a refusal (or a dry run's pass) judged against a quota that
   was not written in the same round is judged again against storage before it is answered.
-- Creates of one cost that arrive in a row are judged together (`_judge`): how many of them still
-  fit is one division per quota and resource, not one check per create, quota and resource.
+- Pods of one shape that arrive in a row are judged together (`_judge`; they share what they are
+  charged, remembered by `wants_memo`, so not with scoped quotas nor for other kinds): how many of
+  them still fit is one division per quota and resource, not one check per create, quota and
+  resource.
 - Checking and charging add whole nano-units (`_Tally`), and a pod's cost is parsed once per
   shape of its resources (`_usage`), not once per create and quota; what the namespace's quotas
   charge a pod of that shape is remembered too, until a quota's spec changes (`wants_memo`; not
@@ -70,7 +73,7 @@ if TYPE_CHECKING:
 
 CHARGE_ATTEMPTS = 100  # rounds of one batch: lost compare-and-swaps, refusals judged again on storage
 COST_MEMO = 1024  # distinct pod shapes whose cost is remembered
-GATHER_PASSES = 16  # event-loop passes a batch may wait while it still grows (`_gather`)
+GATHER_PASSES = 16  # event-loop passes a batch may wait while it still grows (`_gather`: measured with 16)
 BUSY_PASSES = 4  # passes a batch waits at least where the namespace's last batch held several creates
 
 

@@ -109,7 +109,7 @@ def test_a_burst_of_two_sizes_is_judged_as_one_by_one_and_never_overshoots(
     """Creates of one cost that arrive in a row are judged together (how many still fit); mixed
     with another cost, every create must still be judged as if alone, in arrival order."""
     make_quota(api, ns, "cpu", {"requests.cpu": "1"})
-    millis = {i: 100 if i % 2 else 300 for i in range(20)}
+    millis = {i: 100 if i // 5 % 2 else 300 for i in range(20)}  # in blocks of five: runs of one cost
 
     def create(i: int) -> tuple[int, int, str]:
         with apiserver.client() as c:
@@ -131,6 +131,7 @@ def test_a_burst_of_two_sizes_is_judged_as_one_by_one_and_never_overshoots(
     wait_for(lambda: Quantity(used(api, ns, "cpu")["requests.cpu"]) == Quantity(f"{charged}m"),
              what=f"requests.cpu used = {charged}m")
 
+
 def test_a_charged_quota_is_the_same_listed_from_the_watch_cache_as_read_from_its_stored_bytes(
     api: httpx.Client, ns: str
 ) -> None:
@@ -151,6 +152,7 @@ def test_a_charged_quota_is_the_same_listed_from_the_watch_cache_as_read_from_it
         return read["status"]["used"] == {"pods": "2", "requests.cpu": "500m"}
 
     wait_for(same, what="the listed quota to be the one read, charged for both pods")
+
 
 def test_a_deleted_quota_limits_nothing(api: httpx.Client, ns: str) -> None:
     make_quota(api, ns, "none", {"configmaps": "0"})
