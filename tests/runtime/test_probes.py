@@ -3,6 +3,8 @@ events; readiness drives the Ready condition; a startup probe holds the others b
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.runtime.conftest import Cluster, state, unique
 from tests.runtime.test_process_runtime import apply, pod_doc
 from tests.support.component import free_port
@@ -21,12 +23,16 @@ def test_a_failing_liveness_probe_restarts_the_container(cluster: Cluster) -> No
         "livenessProbe": {"exec": {"command": ["cat", healthy]}, "periodSeconds": 1, "failureThreshold": 2},
     }
     apply(cluster, pod_doc(name, container, terminationGracePeriodSeconds=1))
-    pod = cluster.wait_pod(name, lambda p: state(p).get("restartCount", 0) >= 1, timeout=40)
-    assert state(pod)["lastState"]["terminated"]["exitCode"] in (137, 143)
-    events = events_of(cluster, name)
-    assert f"Liveness probe failed: cat: can't open '{healthy}': No such file or directory" in events
-    assert "Container c failed liveness probe, will be restarted" in events
-    assert "Unhealthy" in events and "Killing" in events
+    try:
+        pod = cluster.wait_pod(name, lambda p: state(p).get("restartCount", 0) >= 1, timeout=40)
+        assert state(pod)["lastState"]["terminated"]["exitCode"] in (137, 143)
+        events = events_of(cluster, name)
+        assert f"Liveness probe failed: cat: can't open '{healthy}': No such file or directory" in events
+        assert "Container c failed liveness probe, will be restarted" in events
+        assert "Unhealthy" in events and "Killing" in events
+    finally:  # the container shares the host's /tmp: once it is gone, take back the file it made there
+        cluster.kubectl("delete", "pod", name, "--wait=true", "--timeout=30s", timeout=40)
+        Path(healthy).unlink(missing_ok=True)
 
 
 def test_readiness_drives_the_ready_condition(cluster: Cluster) -> None:
