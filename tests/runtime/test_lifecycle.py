@@ -6,6 +6,7 @@ restarts."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import httpx
 
@@ -55,12 +56,19 @@ def test_a_failing_pre_stop_hook_is_an_event_and_the_container_stops_anyway(clus
 
 def test_a_post_start_hook_runs_inside_the_container_as_it_starts(cluster: Cluster) -> None:
     name = unique("poststart")
-    hook = {"postStart": {"exec": {"command": ["sh", "-c", "echo from-the-hook > /tmp/started"]}}}
-    script = "until [ -f /tmp/started ]; do sleep 0.1; done; cat /tmp/started; sleep 3600"
+    # Its own name: where the process runtime cannot give the container a /tmp of its own (the
+    # project or --root-dir under /tmp: kubelet/process.py), it is the host's, and another run's
+    # file must not answer for this one.
+    started = f"/tmp/started-{name}"
+    hook = {"postStart": {"exec": {"command": ["sh", "-c", f"echo from-the-hook > {started}"]}}}
+    script = f"until [ -f {started} ]; do sleep 0.1; done; cat {started}; sleep 3600"
     apply(cluster, pod_doc(name, {"image": "busybox", "command": ["sh", "-c", script], "lifecycle": hook}))
-    wait_for(lambda: "from-the-hook" in cluster.kubectl("logs", name).stdout, timeout=20,
-             what="the container reading what its postStart hook wrote in its own /tmp")  # fmt: skip
-    cluster.kubectl("delete", "pod", name, "--wait=false")
+    try:
+        wait_for(lambda: "from-the-hook" in cluster.kubectl("logs", name).stdout, timeout=20,
+                 what="the container reading what its postStart hook wrote in its /tmp")  # fmt: skip
+    finally:
+        cluster.kubectl("delete", "pod", name, "--wait=true", "--timeout=30s", timeout=40)
+        Path(started).unlink(missing_ok=True)
 
 
 def test_a_failing_post_start_hook_kills_the_container_which_restarts(cluster: Cluster) -> None:
