@@ -224,10 +224,10 @@ class WatchCache:
         common with the old one rather than allocating it all anew. For ResourceQuota admission,
         which writes a quota's status for every batch of creates, that took a quota write from ~78
         to ~48 µs of the event loop's CPU (in process, 10 quotas written at a time). `obj` must be
-        exactly what decoding
-        `value` gives (JSON types, apart from metadata.resourceVersion, which is replaced) and
-        must never be changed afterwards, as nothing the cache holds is. A write that fails, or
-        an event with other bytes (etcd, another server), leaves the cache decoding as always."""
+        exactly what decoding `value` gives (JSON types, apart from metadata.resourceVersion,
+        which is replaced) and must never be changed afterwards, as nothing the cache holds is. A
+        write that fails, or an event with other bytes (etcd, another server), leaves the cache
+        decoding as always."""
         if len(self.expected) >= EXPECTED_MAX:
             self.expected.clear()
         self.expected[key] = (value, obj)

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 
 CHARGE_ATTEMPTS = 100  # rounds of one batch: lost compare-and-swaps, refusals judged again on storage
 COST_MEMO = 1024  # distinct pod shapes whose cost is remembered
-GATHER_PASSES = 16  # event-loop passes a batch may wait while it still grows (`_gather`: measured with 16)
+GATHER_PASSES = 16  # event-loop passes a batch may wait while it still grows (`_gather`, measured so)
 BUSY_PASSES = 4  # passes a batch waits at least where the namespace's last batch held several creates
 
 
