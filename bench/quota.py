@@ -1,7 +1,7 @@
 """What ResourceQuota admission costs: pod creates/s in a namespace with 10 quotas against one with none.
 
 Run: `.venv/bin/python bench/quota.py [--quick] [--cycles 64] [--chunk 200] [--control]` (about
-2 min). Prints one JSON document. One mini-apiserver of its own (embedded store); 16 clients, each
+a minute). Prints one JSON document. One mini-apiserver of its own (embedded store); 16 clients, each
 on its own keep-alive connection, create pods in a namespace with no quota and in namespaces that
 hold 10 ResourceQuotas. Two shapes are measured: `one_counts_pods` (1 quota counts pods, 9 count
 ConfigMaps: the usual namespace) and `all_count_pods` (every quota counts pods: each create is
@@ -23,7 +23,7 @@ beside it, as bench/security.py judges issue 12 and for the same reason: a few c
 cost several times their pair (single cycles 0.2-4.1 in a run of 128), and a handful of them
 moves a total by several per cent. Until stop 36 (2026-11-28) this bench ran 24 cycles of 400
 and judged by the totals. `--control` measures the noise floor: the three namespaces alike, none
-with a quota (a run gave medians 0.98 and 0.99, totals 0.99 and 0.98).
+with a quota (two runs gave medians 0.98-1.02, totals 0.98-1.04).
 
 Goal (issue 16, reported, not asserted): creates/s with 10 quotas >= 90 % of without, judged by
 the median described above (creates per server CPU second); `met_by_creates_per_s` says whether
