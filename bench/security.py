@@ -8,7 +8,6 @@ authorized (an RBAC index lookup, not the system:masters shortcut). The same ser
 loopback port is the server with security off: no TLS, no authentication, no authorization (every
 request is system:unsecured).
 
-
 16 clients per port, each on its own keep-alive connection, create pods and then get them. The
 two ports take turns in chunks (500 creates, then 500 gets, per port and cycle; 128 cycles;
 the order alternates). Each side's figures are its totals over its chunks and, judged the same

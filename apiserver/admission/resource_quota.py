@@ -181,6 +181,15 @@ def _room(owed: list[tuple[str, Wanted]], states: dict[str, _Status], totals: di
     return fit
 
 
+def _charge(owed: list[tuple[str, Wanted]], totals: dict[str, _Tally], changed: set[str], creates: int) -> None:
+    """Add to each quota's tally what `creates` creates costing `owed` are charged."""
+    for n, wanted in owed:
+        tally = totals[n]
+        for r, amount, nanos in wanted:
+            tally.add(r, amount, nanos * creates)
+        changed.add(n)
+
+
 class _Quotas:
     """Every namespace's quotas, kept from a subscription to the resourcequotas watch cache.
 
@@ -486,11 +495,7 @@ class ResourceQuota:
                 owed = [(n, wanted) for n, wanted in w.wants if n in states]
                 fit = min(end - i, _room(owed, states, totals))
                 if fit:
-                    for n, wanted in owed:
-                        tally = totals[n]
-                        for r, amount, nanos in wanted:
-                            tally.add(r, amount, nanos * fit)
-                        changed.add(n)
+                    _charge(owed, totals, changed, fit)
                 first = i + fit
             for j in range(first, end):  # one by one: a create of its own shape, or one that did not fit
                 o = undecided[j]
@@ -502,11 +507,7 @@ class ResourceQuota:
                         break
                 else:
                     if not o.attrs.dry_run:  # a dry run is checked in its place, and charges nothing
-                        for n, wanted in owed:
-                            tally = totals[n]
-                            for r, amount, nanos in wanted:
-                                tally.add(r, amount, nanos)
-                            changed.add(n)
+                        _charge(owed, totals, changed, 1)
             i = end
         return changed, refusals
 
